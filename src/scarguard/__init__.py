@@ -1,0 +1,1 @@
+"""scarguard: failure memory for tool-calling AI agents."""

@@ -1,0 +1,109 @@
+"""Canonical, bounded JSON for arbitrary tool arguments, and fingerprints built on it.
+
+Tool arguments are whatever the agent passed: objects, bytes, sets, megabyte strings. They
+are turned into a deterministic JSON-safe form (key order irrelevant, numbers significant,
+huge values replaced by their hash and length) so that fingerprints are stable across
+processes and the stored form stays small.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "MAX_ITEMS", "MAX_STRING", "canonical_json", "fingerprint", "to_jsonable"]
+
+MAX_STRING = 2048
+"""Strings longer than this are replaced by ``<sha256:…, N chars>`` (full content hashed)."""
+MAX_ITEMS = 256
+"""Containers with more items keep the first ones and a hash of the whole."""
+MAX_DEPTH = 8
+"""Deeper nesting is replaced by a hash of its repr-free canonical form."""
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _type_name(value: object) -> str:
+    cls = type(value)
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
+def to_jsonable(value: Any, *, depth: int = 0) -> Any:
+    """Return a deterministic JSON-safe form of ``value``.
+
+    Mappings keep string keys (others are stringified), sets are sorted, bytes and long
+    strings become hashes, floats that JSON cannot carry become strings, and objects are
+    described by their type and public attributes (never by ``repr``, which can hold
+    memory addresses).
+    """
+    if value is None or isinstance(value, (bool, int)):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, str):
+        if len(value) <= MAX_STRING:
+            return value
+        return f"<sha256:{_digest(value.encode('utf-8', 'surrogatepass'))}, {len(value)} chars>"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        data = bytes(value)
+        return f"<bytes sha256:{_digest(data)}, {len(data)} bytes>"
+    if depth >= MAX_DEPTH:
+        return f"<nested {_type_name(value)}>"
+    if isinstance(value, Mapping):
+        items = sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])
+        out = {k: to_jsonable(v, depth=depth + 1) for k, v in items[:MAX_ITEMS]}
+        if len(items) > MAX_ITEMS:
+            out["<truncated>"] = f"{len(items)} keys, sha256:{_digest(canonical_json(items).encode())}"
+        return out
+    if isinstance(value, (set, frozenset)):
+        members = [to_jsonable(v, depth=depth + 1) for v in value]
+        return _bounded_list(sorted(members, key=lambda m: json.dumps(m, sort_keys=True)), depth)
+    if isinstance(value, (list, tuple)):
+        return _bounded_list([to_jsonable(v, depth=depth + 1) for v in value], depth)
+    if hasattr(value, "__fspath__"):
+        return str(value.__fspath__())
+    public = _public_attributes(value)
+    if public is not None:
+        return {"<type>": _type_name(value), **to_jsonable(public, depth=depth + 1)}
+    if isinstance(value, Iterable):
+        return {"<type>": _type_name(value)}
+    return {"<type>": _type_name(value), "<str>": to_jsonable(_safe_str(value), depth=depth + 1)}
+
+
+def _bounded_list(items: list[Any], depth: int) -> list[Any]:
+    if len(items) <= MAX_ITEMS:
+        return items
+    whole = _digest(json.dumps(items, sort_keys=True).encode())
+    return [*items[:MAX_ITEMS], f"<truncated: {len(items)} items, sha256:{whole}>"]
+
+
+def _public_attributes(value: object) -> dict[str, Any] | None:
+    try:
+        attributes = vars(value)
+    except TypeError:
+        return None
+    return {k: v for k, v in attributes.items() if not k.startswith("_")}
+
+
+def _safe_str(value: object) -> str:
+    """Return ``str(value)`` unless it is the default ``object.__repr__`` with an address."""
+    text = str(value)
+    return "" if " at 0x" in text else text
+
+
+def canonical_json(value: Any) -> str:
+    """Return compact, key-sorted JSON of :func:`to_jsonable` of ``value``."""
+    return json.dumps(
+        to_jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    )
+
+
+def fingerprint(tool: str, args: Mapping[str, Any]) -> str:
+    """Return the fingerprint of a call: a hash of the tool and its canonical arguments."""
+    payload = canonical_json({"tool": tool, "args": args})
+    return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:24]

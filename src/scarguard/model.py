@@ -1,0 +1,390 @@
+"""Frozen value classes shared by the engine, the stores and the public API.
+
+Every store reads and writes these through one serialiser (``to_row``/``from_row``), so
+identical history gives identical values whatever the backend.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+
+__all__ = [
+    "Blame",
+    "Call",
+    "Constraint",
+    "ConstraintKind",
+    "Convergence",
+    "Decision",
+    "Failure",
+    "Level",
+    "Outcome",
+    "Pattern",
+    "RecordResult",
+    "Scope",
+    "Violation",
+]
+
+
+class Blame(str, enum.Enum):
+    """Who caused a failure, which decides whether scarguard may learn from it."""
+
+    AGENT = "agent"
+    """The agent's choice caused it (a bad edit, a missing file): learn from it."""
+    HARNESS = "harness"
+    """Infrastructure caused it (timeout, rate limit, 5xx, disk full): never learn from it."""
+    UNKNOWN = "unknown"
+    """Unclear: learn only that the identical call fails."""
+
+
+class ConstraintKind(str, enum.Enum):
+    """The rungs of the learning ladder, narrowest first."""
+
+    EXACT_CALL = "exact_call"
+    """The identical call (same fingerprint) failed with the same signature."""
+    MISSING_TARGET = "missing_target"
+    """A target (a path) is known not to exist; calls that need it are refused."""
+    TOOL_TARGET = "tool_target"
+    """One tool keeps failing the same way on one target with varying arguments."""
+    BANNED_STRATEGY = "banned_strategy"
+    """An action class keeps failing the same way across several targets."""
+    PARAMETER_BAN = "parameter_ban"
+    """A parameter value that was changed to and then failed (ML adapter)."""
+    DOMINANCE_BAN = "dominance_ban"
+    """Every configuration at least as large as one that ran out of memory (ML adapter)."""
+    RADIUS_LIMIT = "radius_limit"
+    """A cap on how many targets one call may touch."""
+
+
+class Level(str, enum.Enum):
+    """What a matching constraint does to a call."""
+
+    WARN = "warn"
+    """Allow the call, with a warning in the decision's message."""
+    BLOCK = "block"
+    """Refuse the call."""
+
+
+def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return dict(value) if value else {}
+
+
+def _str_tuple(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    return tuple(str(v) for v in value)
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@attrs.frozen
+class Scope:
+    """Where records belong: tenancy (workspace, project) and the writing process's session."""
+
+    workspace: str = "default"
+    project: str = "default"
+    session: str = ""
+
+
+@attrs.frozen
+class Call:
+    """What the agent wants to do, as the adapter understands it.
+
+    Attributes:
+        tool: The tool's name.
+        args: The arguments, bound by name (``self`` and injected context left out).
+        targets: The files, URLs or other resources the call touches, in argument order.
+        action_class: The adapter's class for the call (``file_edit``, ``scale_up_width``...).
+        fingerprint: Hash of the tool and the canonical JSON of its normalised arguments.
+        params: Numeric configuration the ML adapter tracks (empty for tool calls).
+    """
+
+    tool: str
+    args: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    targets: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    action_class: str | None = None
+    fingerprint: str = ""
+    params: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+
+@attrs.frozen
+class Outcome:
+    """What happened when a call ran.
+
+    Attributes:
+        ok: Whether the call succeeded.
+        error: The error text (never shown raw to the LLM).
+        exception_type: Qualified name of the exception's type, when one was raised.
+        status_code: An HTTP-like status code, when the tool reports one.
+        duration_ms: How long the call took.
+        score: A score for scored domains (ML training).
+        agent: Which agent made the call.
+        provider: Which model provider the agent used.
+    """
+
+    ok: bool
+    error: str | None = None
+    exception_type: str | None = None
+    status_code: int | None = None
+    duration_ms: float | None = attrs.field(default=None, converter=_finite_or_none)
+    score: float | None = attrs.field(default=None, converter=_finite_or_none)
+    agent: str | None = None
+    provider: str | None = None
+
+
+_FAILURE_JSON_FIELDS = ("targets", "args")
+
+
+@attrs.frozen
+class Failure:
+    """A recorded failed outcome: the scar.
+
+    Attributes:
+        tool: The tool that failed.
+        fingerprint: The call's fingerprint.
+        signature: The named failure kind, or ``error:<hash>`` for unmatched errors.
+        blame: Who caused it.
+        at: When it was recorded (seconds since the epoch, from the memory's clock).
+        session: The session id of the process that recorded it.
+        action_class: The adapter's class for the call.
+        targets: The call's targets.
+        args: The redacted, size-bounded arguments.
+        error: A redacted, size-bounded excerpt of the error text.
+        status_code: The status code, when there was one.
+        duration_ms: How long the call took.
+        agent: Which agent made the call.
+        provider: Which model provider the agent used.
+        id: The store's sequence number for the record (``None`` until stored).
+    """
+
+    tool: str
+    fingerprint: str
+    signature: str
+    blame: Blame = attrs.field(converter=Blame)
+    at: float
+    session: str = ""
+    action_class: str | None = None
+    targets: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    args: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    error: str | None = None
+    status_code: int | None = None
+    duration_ms: float | None = attrs.field(default=None, converter=_finite_or_none)
+    agent: str | None = None
+    provider: str | None = None
+    id: int | None = None
+
+    def to_row(self) -> dict[str, Any]:
+        """Return a flat, JSON-safe row (lists and mappings as JSON text)."""
+        row = attrs.asdict(self, recurse=False)
+        row["blame"] = self.blame.value
+        row["targets"] = json.dumps(list(self.targets), separators=(",", ":"))
+        row["args"] = json.dumps(self.args, sort_keys=True, separators=(",", ":"))
+        return row
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Failure:
+        """Build a failure from a row written by :meth:`to_row` (extra columns are ignored)."""
+        values = {f.name: row[f.name] for f in attrs.fields(cls) if f.name in row}
+        for name in _FAILURE_JSON_FIELDS:
+            if isinstance(values.get(name), str):
+                values[name] = json.loads(values[name])
+        return cls(**values)
+
+
+@attrs.frozen
+class Constraint:
+    """A learned rule.
+
+    Attributes:
+        kind: Which rung of the ladder learned it.
+        key: The scope key, unique per workspace and project (``exact:<fp>:<sig>``...).
+        signature: The failure kind that taught it.
+        reason: Why it exists, in words safe to show an LLM.
+        hint: What to do instead.
+        level: Whether it warns or blocks.
+        occurrences: How many failures corroborate it.
+        created_at: When it was learned.
+        updated_at: When it was last corroborated.
+        expires_at: When it lapses (``None``: never).
+        tool: The tool it applies to, if one.
+        target: The target it applies to, if one.
+        action_class: The action class it applies to, if one.
+        fingerprint: The call fingerprint it applies to, if one.
+        params: Kind-specific data (the banned value, the dominated configuration, the radius).
+    """
+
+    kind: ConstraintKind = attrs.field(converter=ConstraintKind)
+    key: str
+    signature: str
+    reason: str
+    hint: str
+    level: Level = attrs.field(converter=Level)
+    occurrences: int
+    created_at: float
+    updated_at: float
+    expires_at: float | None = None
+    tool: str | None = None
+    target: str | None = None
+    action_class: str | None = None
+    fingerprint: str | None = None
+    params: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+
+    @property
+    def id(self) -> str:
+        """A short stable id derived from the key, for ``forget()`` and the CLI."""
+        return hashlib.sha256(self.key.encode()).hexdigest()[:12]
+
+    def active(self, now: float) -> bool:
+        """Return whether the constraint is still in force at ``now``."""
+        return self.expires_at is None or now < self.expires_at
+
+    def to_row(self) -> dict[str, Any]:
+        """Return a flat, JSON-safe row (params as JSON text)."""
+        row = attrs.asdict(self, recurse=False)
+        row["kind"] = self.kind.value
+        row["level"] = self.level.value
+        row["params"] = json.dumps(self.params, sort_keys=True, separators=(",", ":"))
+        return row
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Constraint:
+        """Build a constraint from a row written by :meth:`to_row`."""
+        values = {f.name: row[f.name] for f in attrs.fields(cls) if f.name in row}
+        if isinstance(values.get("params"), str):
+            values["params"] = json.loads(values["params"])
+        return cls(**values)
+
+
+@attrs.frozen
+class Violation:
+    """One constraint a call runs into.
+
+    Attributes:
+        constraint: The constraint.
+        reason: A sentence for the LLM: what is refused (or warned about) and why.
+    """
+
+    constraint: Constraint
+    reason: str
+
+    @property
+    def kind(self) -> ConstraintKind:
+        """The kind of the constraint."""
+        return self.constraint.kind
+
+
+@attrs.frozen
+class Decision:
+    """The answer of ``FailureMemory.check``.
+
+    Attributes:
+        allowed: Whether the call may run.
+        call: The call as the adapter described it.
+        violations: Blocking constraints the call runs into (empty when allowed).
+        warnings: Warning-level constraints the call runs into.
+        message: Text for the LLM: empty when allowed without warnings.
+    """
+
+    allowed: bool
+    call: Call
+    violations: tuple[Violation, ...] = ()
+    warnings: tuple[Violation, ...] = ()
+    message: str = ""
+
+    def __bool__(self) -> bool:
+        return self.allowed
+
+
+@attrs.frozen
+class Convergence:
+    """Whether the agent is making progress.
+
+    Attributes:
+        status: ``progressing``, ``plateau`` (scored: no improvement within the window),
+            ``stuck`` (recent calls all failed or were refused) or ``exhausted`` (every action
+            class in use is blocked).
+        done: Whether the loop should stop (plateau, stuck or exhausted; never merely
+            because calls succeed).
+        attempts: Calls recorded in this session.
+        failures: Failures recorded in this session.
+        blocked: Calls refused in this session.
+        best_score: Best score seen (scored domains).
+        since_improvement: Scored attempts since the best score last improved.
+        reason: One sentence saying why the status is what it is.
+    """
+
+    status: str
+    done: bool
+    attempts: int
+    failures: int
+    blocked: int
+    best_score: float | None = None
+    since_improvement: int = 0
+    reason: str = ""
+
+
+@attrs.frozen
+class RecordResult:
+    """What ``FailureMemory.record`` did.
+
+    Attributes:
+        failure: The stored failure (``None`` for a success).
+        new_constraints: Constraints learned or escalated by this record.
+        lifted: Constraints this record lifted (evidence that they no longer hold).
+        convergence: The session's convergence after the record.
+    """
+
+    failure: Failure | None
+    new_constraints: tuple[Constraint, ...]
+    lifted: tuple[Constraint, ...]
+    convergence: Convergence
+
+    @property
+    def blame(self) -> Blame | None:
+        """The failure's blame, or ``None`` for a success."""
+        return self.failure.blame if self.failure else None
+
+    @property
+    def signature(self) -> str | None:
+        """The failure's signature, or ``None`` for a success."""
+        return self.failure.signature if self.failure else None
+
+
+@attrs.frozen
+class Pattern:
+    """A failure kind that repeats, as ``patterns()`` and ``PromptGuard`` report it.
+
+    Attributes:
+        signature: The failure kind.
+        label: A short human label for it.
+        count: How many times it failed.
+        blame: Who is to blame.
+        hint: What to do instead (fixed text from the signature bank).
+        last_seen: When it last failed.
+        tools: The tools it failed in, most frequent first.
+        targets: The targets it failed on, most frequent first.
+        example: The latest redacted error excerpt (never shown unless asked for).
+    """
+
+    signature: str
+    label: str
+    count: int
+    blame: Blame = attrs.field(converter=Blame)
+    hint: str
+    last_seen: float
+    tools: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    targets: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    example: str | None = None

@@ -1,0 +1,186 @@
+"""A tamper-evident hash chain over everything the memory records.
+
+Each receipt hashes the canonical JSON of its whole record: sequence number, previous hash,
+type, time (integer milliseconds) and payload (floats carried as strings, so the bytes
+hashed never depend on float formatting). Editing any field, deleting or reordering a
+receipt breaks a link; a cut-off tail or a rolled-back store is caught by comparing with a
+checkpoint of the head kept beside the store. With a secret key (``SCARGUARD_RECEIPT_KEY``)
+the hashes are HMACs, so forging a chain needs the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from scarguard.stores.protocol import VerifyReport
+
+__all__ = ["GENESIS", "KEY_ENV", "Receipt", "load_checkpoint", "seal", "verify_chain", "write_checkpoint"]
+
+GENESIS = "0" * 64
+"""The ``prev`` of the first receipt."""
+KEY_ENV = "SCARGUARD_RECEIPT_KEY"
+
+
+def _no_floats(value: Any) -> Any:
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, Mapping):
+        return {str(k): _no_floats(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_no_floats(v) for v in value]
+    return value
+
+
+def _key(key: bytes | str | None) -> bytes | None:
+    if key is None:
+        env = os.environ.get(KEY_ENV)
+        return env.encode() if env else None
+    return key.encode() if isinstance(key, str) else key
+
+
+@attrs.frozen
+class Receipt:
+    """One link of the chain.
+
+    Attributes:
+        seq: Position in the chain, from 1.
+        prev: Hash of the previous receipt (``GENESIS`` for the first).
+        type: What was recorded (``failure``, ``constraint``, ``lift``, ``successes``...).
+        at_ms: When, in integer milliseconds since the epoch.
+        payload: Canonical JSON text of what was recorded.
+        hash: Hash (or HMAC) of the canonical record.
+    """
+
+    seq: int
+    prev: str
+    type: str
+    at_ms: int
+    payload: str
+    hash: str
+
+    def body(self) -> bytes:
+        """Return the exact bytes the hash covers."""
+        record = {
+            "at_ms": self.at_ms,
+            "payload": self.payload,
+            "prev": self.prev,
+            "seq": self.seq,
+            "type": self.type,
+        }
+        return json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+
+    def expected_hash(self, key: bytes | str | None = None) -> str:
+        """Return the hash this receipt must carry."""
+        secret = _key(key)
+        if secret:
+            return hmac.new(secret, self.body(), hashlib.sha256).hexdigest()
+        return hashlib.sha256(self.body()).hexdigest()
+
+    def to_row(self) -> dict[str, Any]:
+        """Return the receipt as a flat row."""
+        return attrs.asdict(self)
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> Receipt:
+        """Build a receipt from a row written by :meth:`to_row`."""
+        return cls(**{f.name: row[f.name] for f in attrs.fields(cls)})
+
+
+def seal(
+    seq: int,
+    prev: str,
+    type: str,
+    at: float,
+    payload: Mapping[str, Any],
+    key: bytes | str | None = None,
+) -> Receipt:
+    """Return the receipt that follows ``prev`` for ``payload``."""
+    text = json.dumps(_no_floats(payload), sort_keys=True, separators=(",", ":"))
+    draft = Receipt(seq=seq, prev=prev, type=type, at_ms=round(at * 1000), payload=text, hash="")
+    return attrs.evolve(draft, hash=draft.expected_hash(key))
+
+
+def verify_chain(
+    receipts: Iterable[Receipt],
+    *,
+    key: bytes | str | None = None,
+    checkpoint: tuple[int, str] | None = None,
+) -> VerifyReport:
+    """Check a chain given in stored order.
+
+    Args:
+        receipts: The receipts, ordered by sequence number as stored.
+        key: The HMAC key (``None``: from ``SCARGUARD_RECEIPT_KEY``, else plain SHA-256).
+        checkpoint: A ``(seq, hash)`` the chain must still contain, to catch truncation.
+
+    Returns:
+        A report naming the first broken sequence number and why.
+    """
+    prev = GENESIS
+    count = 0
+    expected_seq = 1
+    seen: dict[int, str] = {}
+    for receipt in receipts:
+        if receipt.seq != expected_seq:
+            reason = (
+                f"receipt {expected_seq} is missing (found {receipt.seq} next)"
+                if receipt.seq > expected_seq
+                else f"receipt {receipt.seq} is out of order"
+            )
+            return VerifyReport(False, count, expected_seq, reason, prev)
+        if receipt.prev != prev:
+            return VerifyReport(
+                False, count, receipt.seq, f"receipt {receipt.seq} does not link to its predecessor", prev
+            )
+        if not hmac.compare_digest(receipt.hash, receipt.expected_hash(key)):
+            return VerifyReport(
+                False, count, receipt.seq, f"receipt {receipt.seq} was altered (hash mismatch)", prev
+            )
+        seen[receipt.seq] = receipt.hash
+        prev = receipt.hash
+        count += 1
+        expected_seq += 1
+    if checkpoint is not None:
+        seq, head = checkpoint
+        if seq > count:
+            return VerifyReport(
+                False,
+                count,
+                count + 1,
+                f"chain ends at {count} but a checkpoint saw {seq}: truncated or rolled back",
+                prev,
+            )
+        if seen.get(seq) != head:
+            return VerifyReport(
+                False, count, seq, f"receipt {seq} differs from the checkpoint", prev
+            )
+    return VerifyReport(True, count, None, "", prev if count else None)
+
+
+def load_checkpoint(path: str) -> tuple[int, str] | None:
+    """Return the ``(seq, hash)`` checkpoint stored at ``path``, or ``None`` if there is none."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+        return int(data["seq"]), str(data["hash"])
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def write_checkpoint(path: str, seq: int, head: str) -> None:
+    """Atomically write a ``(seq, hash)`` checkpoint to ``path``."""
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump({"seq": seq, "hash": head}, handle)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)

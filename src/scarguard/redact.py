@@ -1,0 +1,133 @@
+"""Redaction of secrets and sanitising of untrusted text before it is stored or shown.
+
+Error text and tool arguments are untrusted: they can carry API keys and prompt
+injections. Everything scarguard stores passes through a :class:`Redactor`; anything that
+reaches an LLM additionally passes through :func:`excerpt`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from scarguard.canonical import to_jsonable
+
+__all__ = ["DEFAULT_SECRET_PATTERNS", "REDACTED", "Redactor", "excerpt", "strip_control"]
+
+REDACTED = "[REDACTED]"
+
+DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
+    r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style keys
+    r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
+    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
+    r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack tokens
+    r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key ids
+    r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API keys
+    r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWTs
+    r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*",
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
+    r"(?i)\b(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqp)://[^\s:/@]+:[^\s@/]+@",
+)
+"""Patterns whose whole match is a secret."""
+
+SECRET_KEY_NAMES: tuple[str, ...] = (
+    "password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "access_key",
+    "private_key", "authorization", "auth", "credential", "credentials", "cookie", "session_key",
+    "client_secret",
+)
+"""Argument names whose values are secrets whatever they look like."""
+
+_ASSIGNMENT = re.compile(
+    r"(?i)\b(" + "|".join(re.escape(k) for k in SECRET_KEY_NAMES) + r")(\s*[=:]\s*)"
+    r"(\"[^\"]*\"|'[^']*'|[^\s,;&\"']+)"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def strip_control(text: str) -> str:
+    """Remove control, zero-width and bidi-override characters, keeping newlines and tabs."""
+    return _CONTROL.sub("", text)
+
+
+def _compile(patterns: Iterable[str | re.Pattern[str]]) -> tuple[re.Pattern[str], ...]:
+    return tuple(p if isinstance(p, re.Pattern) else re.compile(p) for p in patterns)
+
+
+def _lower_names(names: Iterable[str]) -> frozenset[str]:
+    return frozenset(n.lower() for n in names)
+
+
+@attrs.frozen
+class Redactor:
+    """Replace secrets in text and arguments with ``[REDACTED]`` and bound their size.
+
+    A redactor is a plain callable on text, so any ``Callable[[str], str]`` can stand in for
+    it where scarguard asks for one.
+
+    Attributes:
+        patterns: Regexes whose matches are secrets.
+        key_names: Argument names (case-insensitive) whose values are always secrets.
+        max_text: Longest stored error excerpt, in characters.
+        max_value: Longest stored argument string, in characters.
+    """
+
+    patterns: tuple[re.Pattern[str], ...] = attrs.field(
+        default=DEFAULT_SECRET_PATTERNS, converter=_compile
+    )
+    key_names: frozenset[str] = attrs.field(default=SECRET_KEY_NAMES, converter=_lower_names)
+    max_text: int = 2000
+    max_value: int = 500
+
+    def __call__(self, text: str) -> str:
+        """Return ``text`` with every secret replaced and its length bounded."""
+        text = _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
+        for pattern in self.patterns:
+            text = pattern.sub(REDACTED, text)
+        if len(text) > self.max_text:
+            text = text[: self.max_text] + f"… [{len(text) - self.max_text} more chars]"
+        return text
+
+    def flags(self, text: str) -> bool:
+        """Return whether ``text`` contains anything this redactor treats as a secret."""
+        return bool(_ASSIGNMENT.search(text)) or any(p.search(text) for p in self.patterns)
+
+    def args(self, args: Mapping[str, Any]) -> dict[str, Any]:
+        """Return a JSON-safe, redacted, size-bounded copy of tool arguments."""
+        safe = to_jsonable(args)
+        return self._walk(safe) if isinstance(safe, dict) else {}
+
+    def _walk(self, value: Any, key: str | None = None) -> Any:
+        if key is not None and key.lower() in self.key_names and value not in (None, ""):
+            return REDACTED
+        if isinstance(value, dict):
+            return {k: self._walk(v, k) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self._walk(v) for v in value]
+        if isinstance(value, str):
+            text = self(value)
+            if len(text) > self.max_value:
+                text = text[: self.max_value] + f"… [{len(text) - self.max_value} more chars]"
+            return text
+        return value
+
+
+def excerpt(
+    text: str | None, *, limit: int = 160, redactor: Callable[[str], str] | None = None
+) -> str:
+    """Return ``text`` made safe to quote to an LLM.
+
+    The text is redacted, stripped of control characters, folded onto one line, truncated to
+    ``limit`` characters and wrapped in double quotes (inner quotes become single quotes), so
+    it reads as data, not as instructions.
+    """
+    if not text:
+        return '""'
+    redact = redactor or Redactor()
+    clean = _WHITESPACE.sub(" ", strip_control(redact(text))).strip().replace('"', "'")
+    if len(clean) > limit:
+        clean = clean[: max(limit - 1, 0)].rstrip() + "…"
+    return f'"{clean}"'

@@ -1,0 +1,199 @@
+"""An in-process store: for tests, notebooks and ephemeral agents. Nothing survives the process."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+import attrs
+
+from scarguard.model import Constraint, Failure, Scope
+from scarguard.receipts import GENESIS, Receipt, seal, verify_chain
+from scarguard.stores.protocol import CounterValue, VerifyReport
+
+__all__ = ["MemoryStore"]
+
+_Tenant = tuple[str, str]
+
+
+@attrs.define
+class _TenantData:
+    failures: list[Failure] = attrs.field(factory=list)
+    counters: dict[str, CounterValue] = attrs.field(factory=dict)
+    constraints: dict[str, Constraint] = attrs.field(factory=dict)
+
+
+class _MemoryTransaction:
+    def __init__(self, store: MemoryStore, data: _TenantData) -> None:
+        self._store = store
+        self._data = data
+        self.changed = False
+
+    def add_failure(self, failure: Failure) -> Failure:
+        stored = attrs.evolve(failure, id=next(self._store._ids))
+        self._data.failures.append(stored)
+        self.changed = True
+        return stored
+
+    def bump(self, key: str, now: float, by: int = 1) -> int:
+        old = self._data.counters.get(key)
+        value = CounterValue((old.count if old else 0) + by, now)
+        self._data.counters[key] = value
+        self.changed = True
+        return value.count
+
+    def count(self, key: str) -> int:
+        value = self._data.counters.get(key)
+        return value.count if value else 0
+
+    def reset(self, prefix: str) -> int:
+        doomed = [k for k in self._data.counters if k.startswith(prefix)]
+        for key in doomed:
+            del self._data.counters[key]
+        self.changed = self.changed or bool(doomed)
+        return len(doomed)
+
+    def constraint(self, key: str) -> Constraint | None:
+        return self._data.constraints.get(key)
+
+    def put_constraint(self, constraint: Constraint) -> None:
+        self._data.constraints.pop(constraint.key, None)
+        self._data.constraints[constraint.key] = constraint
+        self.changed = True
+
+    def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
+        removed = [c for k in keys if (c := self._data.constraints.pop(k, None)) is not None]
+        self.changed = self.changed or bool(removed)
+        return removed
+
+    def constraints(self) -> list[Constraint]:
+        return sorted(self._data.constraints.values(), key=lambda c: (c.created_at, c.key))
+
+    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+        if not self._store.receipts:
+            return
+        chain = self._store._chain
+        prev = chain[-1].hash if chain else GENESIS
+        chain.append(seal(len(chain) + 1, prev, type, at, payload, self._store._key))
+        self.changed = True
+
+
+class MemoryStore:
+    """Keep everything in process memory, behind one lock.
+
+    Args:
+        receipts: Whether to keep a receipt chain (off by default: nothing outlives the
+            process to be tampered with).
+        receipt_key: HMAC key for the chain (default: ``SCARGUARD_RECEIPT_KEY``).
+    """
+
+    def __init__(self, *, receipts: bool = False, receipt_key: bytes | str | None = None) -> None:
+        self.receipts = receipts
+        self._key = receipt_key
+        self._lock = threading.RLock()
+        self._tenants: dict[_Tenant, _TenantData] = {}
+        self._chain: list[Receipt] = []
+        self._ids = itertools.count(1)
+        self._generation = 0
+
+    @property
+    def location(self) -> str:
+        """Always ``:memory:``."""
+        return ":memory:"
+
+    def _tenant(self, scope: Scope) -> _TenantData:
+        return self._tenants.setdefault((scope.workspace, scope.project), _TenantData())
+
+    @contextmanager
+    def transaction(self, scope: Scope) -> Iterator[_MemoryTransaction]:
+        """Hold the store's lock; roll back every change if the body raises."""
+        with self._lock:
+            data = self._tenant(scope)
+            snapshot = _TenantData(list(data.failures), dict(data.counters), dict(data.constraints))
+            chain_length = len(self._chain)
+            tx = _MemoryTransaction(self, data)
+            try:
+                yield tx
+            except BaseException:
+                self._tenants[(scope.workspace, scope.project)] = snapshot
+                del self._chain[chain_length:]
+                raise
+            if tx.changed:
+                self._generation += 1
+
+    def generation(self) -> Hashable:
+        """Return a counter bumped by every committed change."""
+        return self._generation
+
+    def load_constraints(self, scope: Scope) -> list[Constraint]:
+        """Return the tenant's constraints, oldest first."""
+        with self._lock:
+            return _MemoryTransaction(self, self._tenant(scope)).constraints()
+
+    def failures(
+        self,
+        scope: Scope,
+        *,
+        limit: int | None = None,
+        since: float | None = None,
+        tool: str | None = None,
+        signature: str | None = None,
+    ) -> list[Failure]:
+        """Return the tenant's failures, newest first."""
+        with self._lock:
+            rows = list(self._tenant(scope).failures)
+        matching = (
+            f
+            for f in reversed(rows)
+            if (since is None or f.at >= since)
+            and (tool is None or f.tool == tool)
+            and (signature is None or f.signature == signature)
+        )
+        return list(itertools.islice(matching, limit))
+
+    def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
+        """Return the tenant's counters under ``prefix``."""
+        with self._lock:
+            return {
+                k: v for k, v in self._tenant(scope).counters.items() if k.startswith(prefix)
+            }
+
+    def clear(self, scope: Scope) -> None:
+        """Forget the tenant's records; other tenants and the chain are untouched."""
+        with self._lock:
+            self._tenants.pop((scope.workspace, scope.project), None)
+            self._generation += 1
+
+    def wipe(self) -> None:
+        """Forget every tenant and the receipt chain."""
+        with self._lock:
+            self._tenants.clear()
+            self._chain.clear()
+            self._generation += 1
+
+    def verify(self) -> VerifyReport:
+        """Check the receipt chain."""
+        with self._lock:
+            return verify_chain(list(self._chain), key=self._key)
+
+    def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
+        """Yield the tenant's records in the shared export format."""
+        from scarguard.stores.records import export_records
+
+        with self._lock:
+            data = self._tenant(scope)
+            records = list(export_records(data.failures, data.counters, data.constraints.values()))
+        yield from records
+
+    def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add exported records to the tenant."""
+        from scarguard.stores.records import import_records
+
+        with self.transaction(scope) as tx:
+            return import_records(tx, records)
+
+    def close(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,161 @@
+"""The storage contract every backend implements.
+
+The engine does all its learning inside :meth:`Store.transaction`: one atomic unit per
+record (``BEGIN IMMEDIATE`` in SQLite, a file lock in JSON, a mutex in memory), so that
+counters read, constraints written and receipts appended never interleave with another
+writer. Reads outside a transaction serve ``check()`` and reporting.
+
+Counters are materialised: ``patterns()`` and the learning rules read them by key instead of
+counting history, so the cost of a call does not grow with the number of stored failures.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
+
+from scarguard.model import Constraint, Failure, Scope
+
+__all__ = ["CounterValue", "Store", "Transaction", "VerifyReport"]
+
+
+@attrs.frozen
+class CounterValue:
+    """A materialised counter.
+
+    Attributes:
+        count: The current count.
+        last_at: When it was last bumped.
+    """
+
+    count: int
+    last_at: float
+
+
+@attrs.frozen
+class VerifyReport:
+    """The result of checking a receipt chain.
+
+    Attributes:
+        valid: Whether the whole chain checks out.
+        count: How many receipts were checked.
+        first_broken: Sequence number of the first broken receipt (``None`` when valid).
+        reason: What is wrong, in one sentence (empty when valid).
+        head: Hash of the last receipt checked.
+    """
+
+    valid: bool
+    count: int
+    first_broken: int | None = None
+    reason: str = ""
+    head: str | None = None
+
+
+@runtime_checkable
+class Transaction(Protocol):
+    """One atomic unit of work on one tenant (workspace and project)."""
+
+    def add_failure(self, failure: Failure) -> Failure:
+        """Store ``failure``; return it with the id the store gave it."""
+        ...
+
+    def bump(self, key: str, now: float, by: int = 1) -> int:
+        """Add ``by`` to counter ``key`` (creating it at zero) and return the new count."""
+        ...
+
+    def count(self, key: str) -> int:
+        """Return the counter ``key`` (zero when absent)."""
+        ...
+
+    def reset(self, prefix: str) -> int:
+        """Delete every counter whose key starts with ``prefix``; return how many."""
+        ...
+
+    def constraint(self, key: str) -> Constraint | None:
+        """Return the constraint stored under ``key``, expired or not."""
+        ...
+
+    def put_constraint(self, constraint: Constraint) -> None:
+        """Insert or replace the constraint with the same key."""
+        ...
+
+    def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
+        """Delete the constraints with these keys; return the ones that existed."""
+        ...
+
+    def constraints(self) -> list[Constraint]:
+        """Return every stored constraint of the tenant, oldest first."""
+        ...
+
+    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+        """Append a receipt to the chain in this transaction (no-op when receipts are off)."""
+        ...
+
+
+@runtime_checkable
+class Store(Protocol):
+    """A backend for :class:`~scarguard.FailureMemory`.
+
+    Implementations: :class:`~scarguard.stores.MemoryStore`, ``SQLiteStore``, ``JSONStore``
+    and ``PostgresStore``. All pass ``tests/test_store_contract.py``.
+    """
+
+    @property
+    def location(self) -> str:
+        """A human-readable location (a path, ``:memory:``, a URL without password)."""
+        ...
+
+    def transaction(self, scope: Scope) -> AbstractContextManager[Transaction]:
+        """Open one atomic write transaction on ``scope``'s tenant."""
+        ...
+
+    def generation(self) -> Hashable:
+        """Return a cheap token that changes whenever any writer commits."""
+        ...
+
+    def load_constraints(self, scope: Scope) -> list[Constraint]:
+        """Return every stored constraint of the tenant, oldest first."""
+        ...
+
+    def failures(
+        self,
+        scope: Scope,
+        *,
+        limit: int | None = None,
+        since: float | None = None,
+        tool: str | None = None,
+        signature: str | None = None,
+    ) -> list[Failure]:
+        """Return the tenant's failures, newest first, filtered as asked."""
+        ...
+
+    def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
+        """Return the tenant's counters whose keys start with ``prefix``."""
+        ...
+
+    def clear(self, scope: Scope) -> None:
+        """Delete the tenant's failures, counters and constraints (and nothing else)."""
+        ...
+
+    def wipe(self) -> None:
+        """Delete everything of every tenant. Explicit and separate from :meth:`clear`."""
+        ...
+
+    def verify(self) -> VerifyReport:
+        """Check the receipt chain (the whole store's, all tenants)."""
+        ...
+
+    def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
+        """Yield the tenant's records (failures, counters, constraints) as JSON-safe dicts."""
+        ...
+
+    def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add records produced by :meth:`export` to the tenant; return how many."""
+        ...
+
+    def close(self) -> None:
+        """Release connections and file handles. The store may not be used afterwards."""
+        ...
