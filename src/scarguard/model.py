@@ -110,6 +110,7 @@ class Call:
         action_class: The adapter's class for the call (``file_edit``, ``scale_up_width``...).
         fingerprint: Hash of the tool and the canonical JSON of its normalised arguments.
         params: Numeric configuration the ML adapter tracks (empty for tool calls).
+        changed: Parameter keys that differ from the previous successful call (ML adapter).
     """
 
     tool: str
@@ -118,6 +119,7 @@ class Call:
     action_class: str | None = None
     fingerprint: str = ""
     params: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    changed: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
 
 
 @attrs.frozen
