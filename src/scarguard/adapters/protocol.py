@@ -21,12 +21,20 @@ class Adapter(Protocol):
     :class:`~scarguard.adapters.MLTrainingAdapter` (hyper-parameter search).
     """
 
-    name: str
-    """A short name for reports."""
+    # Read-only members: frozen implementations (attrs) and plain attributes both satisfy them.
+    @property
+    def name(self) -> str:
+        """A short name for reports."""
+        ...
 
-    scaling_keys: frozenset[str]
-    """Parameters whose growth grows memory use; a resource failure bans every configuration
-    at least as large in all of them (empty: no dominance bans)."""
+    @property
+    def scaling_keys(self) -> frozenset[str]:
+        """Parameters whose growth grows memory use.
+
+        A resource failure bans every configuration at least as large in all of them
+        (empty: no dominance bans).
+        """
+        ...
 
     def describe(
         self,

@@ -1,0 +1,334 @@
+"""The adapter for agent tool loops: action classes, targets and fingerprints of tool calls.
+
+A tool's name is split into words (``snake_case``, ``camelCase``, ``PascalCase``,
+``dash-case``, ``dot.notation``) and the words, never substrings, are looked up in a table:
+``thread_dump`` is not a read and ``overview`` is not a view. When the name says nothing, the
+shape of the arguments decides (``command`` means a shell command, ``old_string`` with
+``new_string`` an edit, a path alone a read).
+
+Decisions the engine relies on:
+
+- ``write`` means create-or-overwrite, so ``write_file`` is ``file_create``: it does not need
+  the target to exist.
+- ``shell_exec`` is not mutating: a shell command's targets are rarely known, so its success
+  is no evidence about any file.
+- ``cwd`` is not a target: a shell command does not act on its working directory.
+- URLs are kept verbatim (a trailing slash can name another resource); paths are normalised
+  with :func:`os.path.normpath` (``./a/../b.py`` becomes ``b.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import attrs
+
+from scarguard import canonical
+from scarguard.model import Blame, Call, Outcome
+
+if TYPE_CHECKING:
+    from scarguard.signatures import Signature
+
+__all__ = [
+    "API_CALL",
+    "DEFAULT_TARGET_KEYS",
+    "DEFAULT_VOLATILE_KEYS",
+    "DELETE",
+    "FILE_CREATE",
+    "FILE_EDIT",
+    "FILE_READ",
+    "SEARCH",
+    "SHELL_EXEC",
+    "TOOL_ACTION_CLASSES",
+    "ToolCallAdapter",
+]
+
+FILE_READ: Final = "file_read"
+FILE_EDIT: Final = "file_edit"
+FILE_CREATE: Final = "file_create"
+SHELL_EXEC: Final = "shell_exec"
+SEARCH: Final = "search"
+API_CALL: Final = "api_call"
+DELETE: Final = "delete"
+TOOL_ACTION_CLASSES: Final = (
+    FILE_READ,
+    FILE_EDIT,
+    FILE_CREATE,
+    SHELL_EXEC,
+    SEARCH,
+    API_CALL,
+    DELETE,
+)
+"""Every action class :class:`ToolCallAdapter` can return."""
+
+DEFAULT_TARGET_KEYS: Final = frozenset(
+    {
+        "path", "paths", "file", "files", "file_path", "file_paths", "filepath", "filename",
+        "target_file", "target_path", "target_directory", "notebook_path", "dir",
+        "directory", "folder", "destination", "dest", "url", "urls", "uri", "uris",
+    }
+)  # fmt: skip
+"""Argument names whose values are targets. ``cwd`` is deliberately absent."""
+
+DEFAULT_VOLATILE_KEYS: Final = frozenset(
+    {"request_id", "trace_id", "span_id", "correlation_id", "idempotency_key", "timestamp", "nonce"}
+)
+"""Argument names left out of every fingerprint: they differ on every call."""
+
+_URL_KEYS: Final = frozenset({"url", "urls", "uri", "uris"})
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+# First matching row wins. Transport words come first, so ``http_delete`` and
+# ``requests.patch`` are API calls, not a deletion or an edit; edits come before searches,
+# so ``search_replace`` is an edit.
+_NAME_TABLE: Final[tuple[tuple[str, frozenset[str]], ...]] = (
+    (API_CALL, frozenset({
+        "http", "https", "api", "request", "requests", "curl", "wget", "fetch", "url", "uri",
+        "webhook", "graphql", "rest", "httpx", "aiohttp", "urllib", "download", "upload",
+        "post", "browse", "browser",
+    })),
+    (DELETE, frozenset({
+        "delete", "del", "remove", "rm", "rmdir", "rmtree", "unlink", "erase", "trash",
+        "purge", "destroy",
+    })),
+    (FILE_EDIT, frozenset({
+        "edit", "editor", "replace", "patch", "modify", "update", "insert", "append",
+        "appendfile", "sed", "rewrite", "amend", "move", "mv", "rename",
+    })),
+    (FILE_CREATE, frozenset({
+        "create", "write", "writefile", "writelines", "overwrite", "touch", "mkdir",
+        "makedirs", "save", "copy", "cp",
+    })),
+    (SHELL_EXEC, frozenset({
+        "bash", "sh", "zsh", "shell", "powershell", "pwsh", "terminal", "console", "exec",
+        "execute", "run", "cmd", "command", "repl", "subprocess", "spawn",
+    })),
+    (SEARCH, frozenset({
+        "search", "grep", "rg", "ripgrep", "find", "glob", "query", "lookup", "locate",
+    })),
+    (FILE_READ, frozenset({
+        "read", "readfile", "readlines", "view", "viewer", "cat", "head", "tail", "less",
+        "ls", "listdir", "stat",
+    })),
+)  # fmt: skip
+
+# Sub-commands of multi-command editor tools (``str_replace_editor``: view, create, ...).
+_EDITOR_COMMANDS: Final = {
+    "view": FILE_READ,
+    "create": FILE_CREATE,
+    "str_replace": FILE_EDIT,
+    "insert": FILE_EDIT,
+    "undo_edit": FILE_EDIT,
+}
+_FILE_CLASSES: Final = frozenset({FILE_READ, FILE_EDIT, FILE_CREATE})
+_MUTATING: Final = frozenset({FILE_EDIT, FILE_CREATE, DELETE})
+_NEEDS_TARGET: Final = frozenset({FILE_READ, FILE_EDIT, DELETE})
+
+_SHELL_ARGS: Final = frozenset({"command", "cmd", "script", "shell_command"})
+_OLD_ARGS: Final = frozenset({"old_string", "old_str", "old_text", "old", "search"})
+_NEW_ARGS: Final = frozenset({"new_string", "new_str", "new_text", "new", "replace", "replacement"})
+_CONTENT_ARGS: Final = frozenset({"content", "contents", "text", "file_text", "data", "body"})
+_SEARCH_ARGS: Final = frozenset({"query", "pattern", "regex", "q", "search", "keywords"})
+
+
+@functools.lru_cache(maxsize=4096)
+def tool_words(tool: str) -> tuple[str, ...]:
+    """Split a tool name into lower-case words, whatever its naming convention.
+
+    Example: ``tool_words("fs.writeFile") == ("fs", "write", "file")``.
+    """
+    return tuple(word.lower() for word in _WORD.findall(tool))
+
+
+@functools.lru_cache(maxsize=4096)
+def _class_from_name(tool: str) -> str | None:
+    words = set(tool_words(tool))
+    for action_class, vocabulary in _NAME_TABLE:
+        if words & vocabulary:
+            return action_class
+    return None
+
+
+def _frozen_keys(value: Collection[str]) -> frozenset[str]:
+    return frozenset(value)
+
+
+def _volatile(
+    value: Collection[str] | Mapping[str, Collection[str]],
+) -> Mapping[str, frozenset[str]]:
+    if isinstance(value, Mapping):
+        per_tool = {str(tool): frozenset(keys) for tool, keys in value.items()}
+        per_tool.setdefault("*", DEFAULT_VOLATILE_KEYS)
+        return per_tool
+    return {"*": frozenset(value)}
+
+
+def _blames(value: Mapping[str, Blame | str]) -> Mapping[str, Blame]:
+    return {name: Blame(blame) for name, blame in value.items()}
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class ToolCallAdapter:
+    """Describe the calls of any agent tool loop.
+
+    Args:
+        target_keys: Argument names whose values are targets (strings or lists of strings).
+        volatile_keys: Argument names left out of fingerprints: a collection applies to
+            every tool; a mapping names them per tool, where the key ``"*"`` applies to every
+            tool and defaults to :data:`DEFAULT_VOLATILE_KEYS`.
+        action_classes: Explicit tool name to action class; checked before the name and the
+            arguments.
+        blame_overrides: Signature name to the blame to use instead of the signature's.
+        normalise_paths: Normalise path targets with :func:`os.path.normpath`.
+    """
+
+    target_keys: frozenset[str] = attrs.field(default=DEFAULT_TARGET_KEYS, converter=_frozen_keys)
+    volatile_keys: Mapping[str, frozenset[str]] = attrs.field(
+        default=DEFAULT_VOLATILE_KEYS, converter=_volatile
+    )
+    action_classes: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
+    blame_overrides: Mapping[str, Blame] = attrs.field(factory=dict, converter=_blames)
+    normalise_paths: bool = True
+    name: str = attrs.field(default="tool_call", init=False)
+    scaling_keys: frozenset[str] = attrs.field(default=frozenset(), init=False)
+
+    def classify_action(self, tool: str, args: Mapping[str, Any]) -> str | None:
+        """Return the action class of a call, or ``None`` when neither name nor args tell.
+
+        The explicit ``action_classes`` come first, then the words of the tool's name, then
+        the shape of the arguments. A multi-command editor (``str_replace_editor``) is
+        classified by its ``command`` argument.
+        """
+        explicit = self.action_classes.get(tool)
+        if explicit is not None:
+            return explicit
+        by_name = _class_from_name(tool)
+        command = args.get("command")
+        if (
+            isinstance(command, str)
+            and command in _EDITOR_COMMANDS
+            and (by_name in _FILE_CLASSES or (by_name is None and self._has_path(args)))
+        ):
+            return _EDITOR_COMMANDS[command]
+        return by_name if by_name is not None else self._class_from_args(args)
+
+    def _has_path(self, args: Mapping[str, Any]) -> bool:
+        paths = (v for k, v in args.items() if k in self.target_keys and k not in _URL_KEYS)
+        return any(_strings(paths))
+
+    def _class_from_args(self, args: Mapping[str, Any]) -> str | None:
+        keys = set(args)
+        if keys & _OLD_ARGS and keys & _NEW_ARGS:
+            return FILE_EDIT
+        if keys & _SHELL_ARGS:
+            return SHELL_EXEC
+        if keys & _URL_KEYS:
+            return API_CALL
+        has_path = self._has_path(args)
+        if has_path and keys & _CONTENT_ARGS:
+            return FILE_CREATE
+        if keys & _SEARCH_ARGS:
+            return SEARCH
+        return FILE_READ if has_path else None
+
+    def extract_targets(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        """Return every target in ``args``: in argument order, normalised, without repeats.
+
+        Only strings (and path-like objects) count; lists of them are flattened.
+        """
+        return self.normalise_targets(v for k, v in args.items() if k in self.target_keys)
+
+    def normalise_target(self, target: str) -> str:
+        """Return ``target`` normalised: URLs verbatim, paths through ``normpath``."""
+        if not self.normalise_paths or _URL.match(target):
+            return target
+        return os.path.normpath(target)
+
+    def normalise_targets(self, targets: Iterable[str]) -> tuple[str, ...]:
+        """Return ``targets`` normalised, in order, without repeats or empty strings."""
+        values = [targets] if isinstance(targets, str) else targets
+        normalised = (self.normalise_target(t) for t in _strings(values) if t)
+        return tuple(dict.fromkeys(normalised))
+
+    def volatile_for(self, tool: str) -> frozenset[str]:
+        """Return the argument names left out of ``tool``'s fingerprints."""
+        everywhere = self.volatile_keys.get("*", frozenset())
+        return everywhere | self.volatile_keys.get(tool, frozenset())
+
+    def fingerprint(self, tool: str, args: Mapping[str, Any]) -> str:
+        """Return the call's fingerprint: deterministic, and never raising on odd arguments."""
+        volatile = self.volatile_for(tool)
+        kept = {k: v for k, v in args.items() if k not in volatile}
+        try:
+            return canonical.fingerprint(tool, kept)
+        except Exception:  # a misbehaving __str__ or mapping must not break the agent's call
+            return canonical.fingerprint(tool, {k: _safe_value(v) for k, v in kept.items()})
+
+    def describe(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        targets: Sequence[str] | None = None,
+        previous: Call | None = None,
+    ) -> Call:
+        """Return the call: targets, action class and fingerprint.
+
+        Args:
+            tool: The tool's name.
+            args: The arguments by name.
+            targets: Explicit targets (normalised like extracted ones); ``None`` extracts them.
+            previous: Unused: tool calls carry no parameter deltas.
+        """
+        found = self.extract_targets(args) if targets is None else self.normalise_targets(targets)
+        return Call(
+            tool=tool,
+            args=dict(args),
+            targets=found,
+            action_class=self.classify_action(tool, args),
+            fingerprint=self.fingerprint(tool, args),
+        )
+
+    def blame(self, signature: Signature, outcome: Outcome) -> Blame | None:
+        """Return the configured override for the signature's name, if any."""
+        return self.blame_overrides.get(signature.name)
+
+    def mutating(self, call: Call) -> bool:
+        """Return whether a success changes the targets: edits, creations and deletions.
+
+        Shell commands are not mutating here: their targets are rarely known.
+        """
+        return call.action_class in _MUTATING
+
+    def requires_existing_target(self, call: Call) -> bool:
+        """Return whether the call fails on a missing target: reads, edits and deletions."""
+        return call.action_class in _NEEDS_TARGET
+
+
+def _strings(values: Any) -> Iterator[str]:
+    """Yield the strings in ``values``: lists and tuples flattened, sets sorted, paths as text."""
+    for value in values:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, os.PathLike):
+            path = os.fspath(value)
+            if isinstance(path, str):
+                yield path
+        elif isinstance(value, (list, tuple)):
+            yield from _strings(value)
+        elif isinstance(value, (set, frozenset)):
+            yield from sorted(_strings(value))
+
+
+def _safe_value(value: Any) -> Any:
+    """Return ``value`` if it serialises canonically, else a description by its type alone."""
+    try:
+        canonical.canonical_json(value)
+    except Exception:  # whatever went wrong, the type alone still describes it
+        cls = type(value)
+        return {"<type>": f"{cls.__module__}.{cls.__qualname__}", "<unrepresentable>": True}
+    return value

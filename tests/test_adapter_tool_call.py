@@ -1,0 +1,460 @@
+"""Tests for the tool-call adapter: action classes, targets, fingerprints."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import pathlib
+import subprocess
+import sys
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from scarguard.adapters import (
+    API_CALL,
+    DELETE,
+    FILE_CREATE,
+    FILE_EDIT,
+    FILE_READ,
+    SEARCH,
+    SHELL_EXEC,
+    TOOL_ACTION_CLASSES,
+    Adapter,
+    ToolCallAdapter,
+)
+from scarguard.adapters.tool_call import DEFAULT_VOLATILE_KEYS, tool_words
+from scarguard.canonical import canonical_json
+from scarguard.model import Blame, Call, Outcome
+
+ADAPTER = ToolCallAdapter()
+
+
+@pytest.mark.parametrize(
+    ("tool", "words"),
+    [
+        ("str_replace_editor", ("str", "replace", "editor")),
+        ("editFile", ("edit", "file")),
+        ("ReadFile", ("read", "file")),
+        ("fs.writeFile", ("fs", "write", "file")),
+        ("run-shell", ("run", "shell")),
+        ("HTTPGet", ("http", "get")),
+        ("getURL", ("get", "url")),
+        ("READ_FILE", ("read", "file")),
+        ("read_file2", ("read", "file", "2")),
+        ("XMLHttpRequest", ("xml", "http", "request")),
+    ],
+)
+def test_tool_words_split_every_naming_convention(tool: str, words: tuple[str, ...]) -> None:
+    """A tool name splits into lower-case words whatever its naming convention."""
+    assert tool_words(tool) == words
+
+
+@pytest.mark.parametrize(
+    ("tool", "expected"),
+    [
+        ("str_replace_editor", FILE_EDIT),
+        ("str_replace", FILE_EDIT),
+        ("editFile", FILE_EDIT),
+        ("apply_patch", FILE_EDIT),
+        ("multi_edit", FILE_EDIT),
+        ("MultiEdit", FILE_EDIT),
+        ("search_replace", FILE_EDIT),
+        ("notebook-edit", FILE_EDIT),
+        ("fs.writeFile", FILE_CREATE),
+        ("write_file", FILE_CREATE),
+        ("create_file", FILE_CREATE),
+        ("mkdir", FILE_CREATE),
+        ("run-shell", SHELL_EXEC),
+        ("Bash", SHELL_EXEC),
+        ("execute_command", SHELL_EXEC),
+        ("run_terminal_cmd", SHELL_EXEC),
+        ("python_repl", SHELL_EXEC),
+        ("grep", SEARCH),
+        ("web_search", SEARCH),
+        ("codebase_search", SEARCH),
+        ("Glob", SEARCH),
+        ("http.get", API_CALL),
+        ("HTTPGet", API_CALL),
+        ("fetch", API_CALL),
+        ("web_fetch", API_CALL),
+        ("requests.post", API_CALL),
+        ("requests.patch", API_CALL),
+        ("http_delete", API_CALL),
+        ("spreadsheet_api", API_CALL),
+        ("rm", DELETE),
+        ("unlink", DELETE),
+        ("fs.unlink", DELETE),
+        ("delete_file", DELETE),
+        ("deleteFile", DELETE),
+        ("read_file", FILE_READ),
+        ("READ_FILE", FILE_READ),
+        ("fs.readFile", FILE_READ),
+        ("cat", FILE_READ),
+        ("view", FILE_READ),
+    ],
+)
+def test_classify_action_by_tool_name(tool: str, expected: str) -> None:
+    """The words of a tool's name decide its action class in every naming convention."""
+    assert ADAPTER.classify_action(tool, {}) == expected
+
+
+@pytest.mark.parametrize(
+    "tool",
+    [
+        "thread_dump",
+        "overview",
+        "spreadsheet",
+        "already_done",
+        "integrep",
+        "catalog",
+        "reader_mode",
+        "preview_pane",
+        "bread_recipe",
+        "shredder",
+        "rmsprop_config",
+        "restart_service",
+    ],
+)
+def test_classify_action_ignores_substrings(tool: str) -> None:
+    """Substrings of words never classify a tool ("thread" is not "read")."""
+    assert ADAPTER.classify_action(tool, {}) is None
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"command": "ls -la"}, SHELL_EXEC),
+        ({"cmd": "make"}, SHELL_EXEC),
+        ({"script": "echo hi"}, SHELL_EXEC),
+        ({"path": "a.py", "old_string": "x", "new_string": "y"}, FILE_EDIT),
+        ({"path": "a.py", "old_str": "x", "new_str": "y"}, FILE_EDIT),
+        ({"file": "a.py", "search": "x", "replace": "y"}, FILE_EDIT),
+        ({"path": "a.py", "content": "print(1)"}, FILE_CREATE),
+        ({"path": "a.py", "file_text": "print(1)"}, FILE_CREATE),
+        ({"url": "https://x.test/api", "method": "POST", "body": {}}, API_CALL),
+        ({"url": "https://x.test/"}, API_CALL),
+        ({"query": "retry decorator"}, SEARCH),
+        ({"pattern": "def main", "path": "src"}, SEARCH),
+        ({"path": "a.py"}, FILE_READ),
+        ({"file_path": "a.py", "offset": 100}, FILE_READ),
+        ({"command": "view", "path": "a.py"}, FILE_READ),
+        ({"command": "create", "path": "a.py", "file_text": "x"}, FILE_CREATE),
+        ({"path": ""}, None),
+        ({"x": 1}, None),
+        ({}, None),
+    ],
+)
+def test_classify_action_falls_back_on_argument_shape(
+    args: dict[str, Any], expected: str | None
+) -> None:
+    """A name that says nothing leaves the class to the shape of the arguments."""
+    assert ADAPTER.classify_action("do_it", args) == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("view", FILE_READ),
+        ("create", FILE_CREATE),
+        ("str_replace", FILE_EDIT),
+        ("insert", FILE_EDIT),
+        ("undo_edit", FILE_EDIT),
+        ("something_else", FILE_EDIT),
+    ],
+)
+def test_multi_command_editor_is_classified_by_its_command(command: str, expected: str) -> None:
+    """A multi-command editor tool takes its class from its ``command`` argument."""
+    args = {"command": command, "path": "a.py"}
+    assert ADAPTER.classify_action("str_replace_based_edit_tool", args) == expected
+
+
+def test_shell_tool_command_argument_is_not_an_editor_command() -> None:
+    """A shell tool whose command is "view" stays a shell command."""
+    assert ADAPTER.classify_action("bash", {"command": "view"}) == SHELL_EXEC
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"), [("grep", {}), ("str_replace_editor", {"command": "view"})]
+)
+def test_explicit_action_classes_come_first(tool: str, args: dict[str, Any]) -> None:
+    """An explicit tool-to-class mapping overrides the name and the arguments."""
+    adapter = ToolCallAdapter(action_classes={tool: "custom"})
+    assert adapter.classify_action(tool, args) == "custom"
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ({"path": "./src/../a.py"}, ("a.py",)),
+        ({"path": "a//b/./c.py"}, ("a/b/c.py",)),
+        (
+            {
+                "file": "a.py",
+                "note": "not a target",
+                "paths": ["b.py", "./a.py", "c.py"],
+                "url": "https://x.test/a/",
+            },
+            ("a.py", "b.py", "c.py", "https://x.test/a/"),
+        ),
+        ({"destination": "new.py", "path": "old.py"}, ("new.py", "old.py")),
+        ({"files": ("x.py", ["y.py"])}, ("x.py", "y.py")),
+        ({"paths": {"b.py", "a.py"}}, ("a.py", "b.py")),
+        ({"path": pathlib.Path("pkg/mod.py")}, ("pkg/mod.py",)),
+        ({"path": 3, "files": [1, None, "a.py"], "url": b"https://x"}, ("a.py",)),
+        ({"command": "pytest", "cwd": "/repo"}, ()),
+        ({"path": ""}, ()),
+        ({"urls": ["http://x.test//a/../b", "http://x.test//a/../b"]}, ("http://x.test//a/../b",)),
+    ],
+)
+def test_extract_targets_finds_every_target(
+    args: dict[str, Any], expected: tuple[str, ...]
+) -> None:
+    """Every target argument counts, lists flattened, in order, normalised and de-duplicated."""
+    assert ADAPTER.extract_targets(args) == expected
+
+
+def test_extract_targets_without_normalisation_keeps_paths_verbatim() -> None:
+    """With ``normalise_paths=False`` paths keep their spelling (repeats still drop)."""
+    adapter = ToolCallAdapter(normalise_paths=False)
+    assert adapter.extract_targets({"path": "./a.py", "files": ["./a.py", "a.py"]}) == (
+        "./a.py",
+        "a.py",
+    )
+
+
+def test_custom_target_keys_replace_the_defaults() -> None:
+    """Custom target keys are the only ones read."""
+    adapter = ToolCallAdapter(target_keys=["notebook", "cwd"])
+    assert adapter.extract_targets({"path": "a.py", "notebook": "n.ipynb", "cwd": "/w"}) == (
+        "n.ipynb",
+        "/w",
+    )
+
+
+@pytest.mark.parametrize(
+    ("targets", "expected"),
+    [
+        (["./b.py", "b.py", "c.py"], ("b.py", "c.py")),
+        ("d.py", ("d.py",)),
+        ([], ()),
+        (("https://x.test/",), ("https://x.test/",)),
+    ],
+)
+def test_explicit_targets_override_extraction(targets: Any, expected: tuple[str, ...]) -> None:
+    """Explicit targets replace the extracted ones and are normalised the same way."""
+    call = ADAPTER.describe("read_file", {"path": "a.py"}, targets=targets)
+    assert call.targets == expected
+
+
+def test_describe_builds_the_call() -> None:
+    """describe() fills tool, args, targets, action class and fingerprint, no params."""
+    args = {"path": "./app.py", "old_string": "x", "new_string": "y"}
+    call = ADAPTER.describe("edit_file", args, previous=Call("edit_file"))
+    assert call == Call(
+        tool="edit_file",
+        args=args,
+        targets=("app.py",),
+        action_class=FILE_EDIT,
+        fingerprint=ADAPTER.fingerprint("edit_file", args),
+    )
+    assert call.params == {}
+    assert call.changed == ()
+
+
+def test_fingerprint_ignores_key_order() -> None:
+    """The order of the arguments does not change the fingerprint."""
+    first = ADAPTER.describe("read", {"path": "a", "offset": 0, "limit": 10})
+    second = ADAPTER.describe("read", {"limit": 10, "offset": 0, "path": "a"})
+    assert first.fingerprint == second.fingerprint
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ({"path": "a", "offset": 0}, {"path": "a", "offset": 100}),
+        ({"page": 1}, {"page": 2}),
+        ({"n": 1}, {"n": "1"}),
+        ({"path": "a"}, {"path": "b"}),
+        ({"path": "a"}, {"path": "a", "limit": None}),
+    ],
+)
+def test_fingerprint_keeps_every_significant_difference(
+    first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    """Numbers and other values are significant: pagination offsets are different calls."""
+    assert ADAPTER.fingerprint("read", first) != ADAPTER.fingerprint("read", second)
+
+
+def test_fingerprint_depends_on_the_tool() -> None:
+    """The same arguments to two tools are two calls."""
+    assert ADAPTER.fingerprint("read", {"path": "a"}) != ADAPTER.fingerprint("view", {"path": "a"})
+
+
+@pytest.mark.parametrize("key", sorted(DEFAULT_VOLATILE_KEYS))
+def test_default_volatile_keys_are_ignored(key: str) -> None:
+    """Request ids, timestamps and nonces do not change the fingerprint."""
+    base = {"path": "a"}
+    assert ADAPTER.fingerprint("read", {**base, key: "1"}) == ADAPTER.fingerprint("read", base)
+
+
+def test_volatile_keys_per_tool_apply_to_that_tool_only() -> None:
+    """Per-tool volatile keys are ignored for that tool and kept for the others."""
+    adapter = ToolCallAdapter(volatile_keys={"search": ["cursor"]})
+    assert adapter.fingerprint("search", {"q": "x", "cursor": 1}) == adapter.fingerprint(
+        "search", {"q": "x", "cursor": 2}
+    )
+    assert adapter.fingerprint("other", {"q": "x", "cursor": 1}) != adapter.fingerprint(
+        "other", {"q": "x", "cursor": 2}
+    )
+    assert adapter.fingerprint("other", {"request_id": 1}) == adapter.fingerprint(
+        "other", {"request_id": 2}
+    )
+
+
+def test_volatile_star_entry_replaces_the_global_defaults() -> None:
+    """A mapping's ``"*"`` entry replaces the keys ignored for every tool."""
+    adapter = ToolCallAdapter(volatile_keys={"*": ["ts"]})
+    assert adapter.fingerprint("t", {"ts": 1}) == adapter.fingerprint("t", {"ts": 2})
+    assert adapter.fingerprint("t", {"request_id": 1}) != adapter.fingerprint(
+        "t", {"request_id": 2}
+    )
+
+
+def test_volatile_collection_applies_to_every_tool() -> None:
+    """A plain collection of volatile keys applies to every tool and replaces the defaults."""
+    adapter = ToolCallAdapter(volatile_keys=["ts"])
+    for tool in ("a", "b"):
+        assert adapter.fingerprint(tool, {"ts": 1}) == adapter.fingerprint(tool, {"ts": 2})
+    assert adapter.fingerprint("a", {"nonce": 1}) != adapter.fingerprint("a", {"nonce": 2})
+
+
+class _Opaque:
+    def __init__(self) -> None:
+        self.name = "opaque"
+        self._secret = object()
+
+
+class _Hostile:
+    __slots__ = ()
+
+    def __str__(self) -> str:
+        raise RuntimeError("no str for you")
+
+
+HUGE = "x" * 10_000_000
+ODD_ARGS = [
+    {"obj": object()},
+    {"obj": _Opaque()},
+    {"data": b"\x00\xff" * 1000},
+    {"tags": {"b", "a", "c"}},
+    {"text": HUGE},
+    {"nan": math.nan, "inf": math.inf},
+    {"nested": [[[[[[[[[[["deep"]]]]]]]]]]]},
+    {"hostile": _Hostile()},
+    {"many": list(range(100_000))},
+]
+
+
+@pytest.mark.parametrize("args", ODD_ARGS)
+def test_fingerprint_of_odd_arguments_is_deterministic_and_bounded(args: dict[str, Any]) -> None:
+    """Non-JSON arguments fingerprint the same twice, never raise, and serialise small."""
+    first = ADAPTER.describe("tool", args)
+    second = ADAPTER.describe("tool", dict(args))
+    assert first.fingerprint == second.fingerprint
+    assert len(first.fingerprint) == 24
+    if "hostile" not in args:
+        assert len(canonical_json(args)) < 4_000
+
+
+def test_fingerprint_of_huge_strings_sees_their_whole_content() -> None:
+    """Two 10 MB strings that differ only at the end have different fingerprints."""
+    assert ADAPTER.fingerprint("t", {"s": HUGE + "a"}) != ADAPTER.fingerprint(
+        "t", {"s": HUGE + "b"}
+    )
+
+
+def test_fingerprint_of_bytes_sees_their_content() -> None:
+    """Different bytes give different fingerprints."""
+    assert ADAPTER.fingerprint("t", {"b": b"a"}) != ADAPTER.fingerprint("t", {"b": b"b"})
+
+
+_STABLE_ARGS = {"path": "src/app.py", "tags": ["x", "y"], "n": 3, "f": 0.5, "s": "é"}
+_SUBPROCESS = """
+import json, sys
+from scarguard.adapters import ToolCallAdapter
+args = json.loads(sys.argv[1])
+args["set"] = {"alpha", "beta", "gamma", "delta"}
+print(ToolCallAdapter().fingerprint("edit_file", args))
+"""
+
+
+@pytest.mark.parametrize("hash_seed", ["0", "1", "12345"])
+def test_fingerprint_is_stable_across_processes(hash_seed: str) -> None:
+    """A fingerprint computed in another process (another hash seed) is the same."""
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+    result = subprocess.run(
+        [sys.executable, "-c", _SUBPROCESS, json.dumps(_STABLE_ARGS)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
+    )
+    here = ADAPTER.fingerprint(
+        "edit_file", {**_STABLE_ARGS, "set": {"alpha", "beta", "gamma", "delta"}}
+    )
+    assert result.stdout.strip() == here
+
+
+@pytest.mark.parametrize(
+    ("action_class", "mutating", "needs_target"),
+    [
+        (FILE_READ, False, True),
+        (FILE_EDIT, True, True),
+        (FILE_CREATE, True, False),
+        (DELETE, True, True),
+        (SHELL_EXEC, False, False),
+        (SEARCH, False, False),
+        (API_CALL, False, False),
+        (None, False, False),
+    ],
+)
+def test_mutating_and_requires_existing_target_by_class(
+    action_class: str | None, mutating: bool, needs_target: bool
+) -> None:
+    """Edits, creations, deletions mutate; reads, edits, deletions need an existing target."""
+    call = Call("t", targets=("a.py",), action_class=action_class)
+    assert ADAPTER.mutating(call) is mutating
+    assert ADAPTER.requires_existing_target(call) is needs_target
+
+
+def test_every_action_class_is_listed() -> None:
+    """TOOL_ACTION_CLASSES lists the seven classes once each."""
+    assert len(set(TOOL_ACTION_CLASSES)) == len(TOOL_ACTION_CLASSES) == 7
+
+
+@pytest.mark.parametrize(
+    ("overrides", "name", "expected"),
+    [
+        ({}, "edit_failed", None),
+        ({"edit_failed": Blame.HARNESS}, "edit_failed", Blame.HARNESS),
+        ({"edit_failed": "agent"}, "edit_failed", Blame.AGENT),
+        ({"edit_failed": Blame.HARNESS}, "rate_limited", None),
+    ],
+)
+def test_blame_uses_the_overrides(
+    overrides: dict[str, Any], name: str, expected: Blame | None
+) -> None:
+    """blame() returns the override for the signature's name, else None."""
+    adapter = ToolCallAdapter(blame_overrides=overrides)
+    signature: Any = SimpleNamespace(name=name)
+    assert adapter.blame(signature, Outcome(ok=False, error="boom")) == expected
+
+
+def test_tool_call_adapter_is_an_adapter() -> None:
+    """The adapter satisfies the runtime-checkable Adapter protocol."""
+    assert isinstance(ADAPTER, Adapter)
+    assert ADAPTER.name == "tool_call"
+    assert ADAPTER.scaling_keys == frozenset()
