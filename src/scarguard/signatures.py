@@ -1,0 +1,413 @@
+"""Name failures: the signature bank, error normalisation and the fallback signature.
+
+A :class:`Signature` is a named failure kind (``edit_failed``, ``rate_limited``,
+``oom_gpu``...) with the blame, label and fix hint scarguard attaches to it. A
+:class:`SignatureBank` matches an error against its signatures and always answers: an
+error no signature recognises gets a fallback signature ``error:<hash>`` of its
+normalised text, so the same unknown error groups however its numbers, paths and ids vary.
+
+Evidence is weighed in this order, first match wins, in bank order:
+
+1. exception type names, most specific first (the engine passes the MRO's class names), so
+   a ``FileNotFoundError`` is ``file_not_found`` whatever its message says;
+2. the error text, against each signature's word-bounded, precompiled pattern;
+3. the status code, so a ``429`` with an empty body is ``rate_limited``.
+
+Text comes before the status code because it is the more specific evidence: a ``400`` that
+says "Field required" is a validation error, a ``500`` that says "Connection refused" is a
+refused connection. Only exception types that mean one thing are listed on signatures
+(``CalledProcessError`` is not: its exit status decides between killed, segfault and failed).
+
+The default bank lives in :mod:`scarguard.signature_bank`; ``DEFAULT_SIGNATURES`` and
+``DEFAULT_BANK`` are re-exported here and loaded on first use.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from scarguard.model import Blame
+
+__all__ = [
+    "DEFAULT_BANK",
+    "DEFAULT_SIGNATURES",
+    "FALLBACK_HINT",
+    "FALLBACK_LABEL",
+    "FALLBACK_PREFIX",
+    "MAX_RETRY_AFTER",
+    "Signature",
+    "SignatureBank",
+    "fallback_signature",
+    "is_fallback",
+    "normalise_error",
+    "retry_after",
+]
+
+FALLBACK_PREFIX = "error:"
+"""Prefix of the names of fallback signatures (``error:`` and ten hex digits)."""
+FALLBACK_LABEL = "unrecognised error"
+"""Label of every fallback signature."""
+FALLBACK_HINT = (
+    "This error is not one scarguard recognises; read it, then change the arguments or the "
+    "approach instead of repeating the identical call."
+)
+"""Hint of every fallback signature (fixed text: the error itself is untrusted)."""
+MAX_RETRY_AFTER = 3600.0
+"""Longest wait :func:`retry_after` reports, in seconds; longer ones are capped."""
+
+# Words, not digits, name the status classes of empty errors: normalise_error masks digits.
+_STATUS_CLASSES = {1: "informational", 2: "success", 3: "redirect", 4: "client", 5: "server"}
+# Longer texts are matched on their head and tail, where messages sit; Python's re costs
+# about 0.5 µs per character across the whole bank, so the window bounds a failure's cost.
+_MATCH_LIMIT = 4096
+_SCAN_LIMIT = 16_384  # the same for normalise_error, whose dozen masks are cheaper
+_NORMALISED_LIMIT = 1000  # normalised text keeps its head and tail within this length
+_NORMALISE_ROUNDS = 4
+
+
+def _compile(pattern: str | re.Pattern[str] | None) -> re.Pattern[str] | None:
+    if pattern is None or isinstance(pattern, re.Pattern):
+        return pattern
+    return re.compile(pattern)
+
+
+def _int_set(values: Iterable[int]) -> frozenset[int]:
+    return frozenset(int(v) for v in values)
+
+
+def _bare_names(values: Iterable[str]) -> frozenset[str]:
+    if isinstance(values, str):
+        values = (values,)
+    return frozenset(_bare(v) for v in values)
+
+
+def _check_name(_instance: object, _attribute: object, value: str) -> None:
+    if not value or value != value.strip():
+        raise ValueError(f"a signature needs a non-blank name without padding, got {value!r}")
+
+
+def _bare(name: str) -> str:
+    # "builtins.FileNotFoundError" and "FileNotFoundError" name the same class for matching.
+    return name.rsplit(".", 1)[-1]
+
+
+@attrs.frozen
+class Signature:
+    """A named failure kind.
+
+    Attributes:
+        name: The kind's name (``edit_failed``); ``error:<hash>`` for fallbacks.
+        pattern: A regex searched in the error text (a string is compiled); ``None`` when
+            the signature matches only by status code or exception type.
+        blame: Who is to blame for this kind of failure.
+        hint: What to do instead, written for an LLM: imperative, concrete, fixed text.
+        label: A short human label (``edit search string not found``).
+        deterministic: Identical input fails identically in an unchanged world, so one
+            failure of the identical call is enough evidence.
+        resource: Resource exhaustion (out of memory); the ML adapter bans larger configs.
+        target_fact: The failure is a fact about the target (it does not exist), so other
+            calls that need the target fail too.
+        retryable: An infrastructure fault worth retrying with backoff.
+        status_codes: Status codes that mean this kind when the text says nothing more.
+        exception_types: Exception class names (unqualified) that mean this kind.
+    """
+
+    name: str = attrs.field(validator=_check_name)
+    pattern: re.Pattern[str] | None = attrs.field(converter=_compile)
+    blame: Blame = attrs.field(converter=Blame)
+    hint: str
+    label: str
+    deterministic: bool = False
+    resource: bool = False
+    target_fact: bool = False
+    retryable: bool = False
+    status_codes: frozenset[int] = attrs.field(default=frozenset(), converter=_int_set)
+    exception_types: frozenset[str] = attrs.field(default=frozenset(), converter=_bare_names)
+
+
+
+def _clip(text: str, limit: int = _SCAN_LIMIT) -> str:
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    return f"{text[:half]}\n{text[-half:]}"
+
+
+class SignatureBank:
+    """An ordered collection of signatures that names any error.
+
+    Args:
+        signatures: The signatures, tried in this order; ``None`` for the default bank.
+
+    Raises:
+        ValueError: When two signatures share a name, or a name uses the fallback prefix.
+    """
+
+    def __init__(self, signatures: Iterable[Signature] | None = None) -> None:
+        if signatures is None:
+            from scarguard.signature_bank import DEFAULT_SIGNATURES
+
+            signatures = DEFAULT_SIGNATURES
+        self._signatures: tuple[Signature, ...] = tuple(signatures)
+        self._by_name: dict[str, Signature] = {}
+        self._by_exception: dict[str, Signature] = {}
+        self._by_status: dict[int, Signature] = {}
+        for sig in self._signatures:
+            if sig.name in self._by_name:
+                raise ValueError(f"two signatures are named {sig.name!r}")
+            if is_fallback(sig.name):
+                raise ValueError(f"{sig.name!r}: the prefix {FALLBACK_PREFIX!r} is reserved")
+            self._by_name[sig.name] = sig
+            for exc in sig.exception_types:
+                self._by_exception.setdefault(exc, sig)
+            for code in sig.status_codes:
+                self._by_status.setdefault(code, sig)
+        self._texts = tuple((s.pattern, s) for s in self._signatures if s.pattern is not None)
+
+    def match(
+        self,
+        text: str | None,
+        *,
+        status_code: int | None = None,
+        exception_types: Sequence[str] = (),
+    ) -> Signature:
+        """Return the signature of an error; never ``None``.
+
+        Args:
+            text: The error text (for exceptions, ``"TypeName: message"``).
+            status_code: An HTTP-like status code, if the error carried one.
+            exception_types: Exception class names, most specific first (qualified or not).
+
+        Returns:
+            The first signature, in bank order, matched by the exception types, else by the
+            text, else by the status code; otherwise a fallback signature.
+        """
+        if isinstance(exception_types, str):
+            exception_types = (exception_types,)
+        for exc in exception_types:
+            found = self._by_exception.get(_bare(exc))
+            if found is not None:
+                return found
+        if text:
+            clipped = _clip(text, _MATCH_LIMIT)
+            for pattern, sig in self._texts:
+                if pattern.search(clipped):
+                    return sig
+        if status_code is not None:
+            found = self._by_status.get(status_code)
+            if found is not None:
+                return found
+        if text and text.strip():
+            return fallback_signature(text)
+        if status_code is not None:
+            kind = _STATUS_CLASSES.get(status_code // 100, "unusual")
+            return fallback_signature(f"empty {kind} error status")
+        if exception_types:
+            return fallback_signature(_bare(exception_types[0]))
+        return fallback_signature(text)
+
+    def get(self, name: str) -> Signature | None:
+        """Return the signature called ``name``, or ``None`` (fallbacks are not in a bank)."""
+        return self._by_name.get(name)
+
+    def with_signatures(self, *signatures: Signature) -> SignatureBank:
+        """Return a bank with ``signatures`` tried first, replacing any of the same name."""
+        names = {s.name for s in signatures}
+        return SignatureBank([*signatures, *(s for s in self._signatures if s.name not in names)])
+
+    def without(self, *names: str) -> SignatureBank:
+        """Return a bank without the signatures called ``names`` (unknown names are ignored)."""
+        drop = set(names)
+        return SignatureBank([s for s in self._signatures if s.name not in drop])
+
+    def __iter__(self) -> Iterator[Signature]:
+        return iter(self._signatures)
+
+    def __len__(self) -> int:
+        return len(self._signatures)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __repr__(self) -> str:
+        return f"SignatureBank({len(self._signatures)} signatures)"
+
+
+def is_fallback(name: str) -> bool:
+    """Return whether ``name`` is a fallback signature's name (``error:<hash>``)."""
+    return name.startswith(FALLBACK_PREFIX)
+
+
+# Masks for normalise_error, applied in this order on lowercased, whitespace-collapsed text.
+# Placeholders contain no digits, quotes or slashes, so no mask matches another's output.
+_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
+    (
+        re.compile(
+            r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:z|[+-]\d{2}:?\d{2})?)?"
+            r"|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"
+        ),
+        "<time>",
+    ),
+    (re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s'\"`<>]+"), "<url>"),
+    (re.compile(r"\b[a-z]:\\[^\s'\"`<>|:]*"), "<path>"),
+    (re.compile(r"(?<![\w.\-/~])(?:~|\.{1,2})?/[^\s'\"`<>|:,;()\[\]{}]+"), "<path>"),
+    (re.compile(r"\b[\w.\-]+(?:/[\w.\-]+)+"), "<path>"),
+    (
+        re.compile(
+            r"\b[\w\-]+(?:\.[\w\-]+)*\.(?:py|pyi|pyx|js|mjs|cjs|jsx|ts|tsx|json|ya?ml|toml|md|"
+            r"txt|csv|html?|css|rs|go|java|kt|c|h|cc|cpp|hpp|rb|php|sh|sql|ipynb|lock|cfg|ini|"
+            r"log|env|xml|pt|ckpt|safetensors)(?![\w<])"
+        ),
+        "<path>",
+    ),
+    (re.compile(r"\b0x[0-9a-f]+\b"), "<hex>"),
+    (re.compile(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{6,}\b"), "<hex>"),
+    (re.compile(r"\d+(?:\.\d+)*"), "<n>"),
+    (
+        re.compile(r"(?<!\w)(?:'[^'\n…]*'|\"[^\"\n…]*\"|`[^`\n…]*`)(?!\w)"),
+        "<str>",
+    ),
+)
+_WHITESPACE = re.compile(r"\s+")
+
+
+def _normalise_once(text: str) -> str:
+    text = _WHITESPACE.sub(" ", text.lower()).strip()
+    for pattern, placeholder in _MASKS:
+        text = pattern.sub(placeholder, text)
+    if len(text) > _NORMALISED_LIMIT:
+        # Keep the head (what failed) and the tail (the final exception line of a traceback).
+        head = text[: _NORMALISED_LIMIT * 3 // 5]
+        tail = text[-(_NORMALISED_LIMIT * 2 // 5) :]
+        text = f"{head} … {tail}"
+    return text
+
+
+def normalise_error(text: str) -> str:
+    """Return the identity of an error text, with everything that varies per call masked.
+
+    The text is lowercased (casing varies between tools and wrappers and carries no
+    identity), whitespace is collapsed, and UUIDs, timestamps, URLs, paths and file names,
+    hex ids, numbers (ports, pids, line numbers, sizes) and quoted strings (search strings,
+    names) are replaced by placeholders such as ``<n>`` and ``<path>``. Texts longer than
+    1000 characters keep their head and tail. Masks are applied until the text stops
+    changing, so the function is idempotent.
+
+    Args:
+        text: Any error text.
+
+    Returns:
+        The normalised text, at most about 1000 characters.
+    """
+    text = _clip(text)
+    for _ in range(_NORMALISE_ROUNDS):
+        again = _normalise_once(text)
+        if again == text:
+            break
+        text = again
+    return text
+
+
+@functools.lru_cache(maxsize=512)
+def fallback_signature(text: str | None) -> Signature:
+    """Return the fallback signature of an error no named signature recognises.
+
+    Its name is ``error:`` and the first ten hex digits of the SHA-256 of the normalised
+    text: stable across processes and machines, equal for errors that differ only in
+    numbers, paths, ids and quoted strings.
+    """
+    digest = hashlib.sha256(normalise_error(text or "").encode("utf-8", "surrogatepass"))
+    return Signature(
+        name=f"{FALLBACK_PREFIX}{digest.hexdigest()[:10]}",
+        pattern=None,
+        blame=Blame.UNKNOWN,
+        hint=FALLBACK_HINT,
+        label=FALLBACK_LABEL,
+    )
+
+
+_DURATION = re.compile(
+    r"(\d+(?:\.\d+)?)\s*(ms|millis(?:econds?)?|h|hours?|hrs?|m|mins?|minutes?|s|secs?|seconds?)?"
+    r"(?![a-z])",
+    re.IGNORECASE,
+)
+_RETRY_AFTER_MS = re.compile(
+    r"\bretry[-_ ]?after[-_ ]?ms\b[\"']?\s*[:=]?\s*[\"']?(\d+(?:\.\d+)?)", re.IGNORECASE
+)
+_RETRY_AFTER = re.compile(
+    r"\b(?:retry[-_ ]?after|retry_?delay)\b[\"']?\s*[:=]?\s*[\"']?"
+    r"((?:\d+(?:\.\d+)?\s*(?:[a-z]+)?\s*)+)",
+    re.IGNORECASE,
+)
+_TRY_AGAIN_IN = re.compile(
+    r"\b(?:try again|retry)\s+in\s+((?:\d+(?:\.\d+)?\s*[a-z]*\s*)+)", re.IGNORECASE
+)
+
+
+def _unit_seconds(unit: str) -> float:
+    unit = unit.lower()
+    if unit == "ms" or unit.startswith("milli"):
+        return 0.001
+    if unit.startswith("h"):
+        return 3600.0
+    if unit.startswith("m"):
+        return 60.0
+    return 1.0  # "s", "sec", "seconds", or no unit at all
+
+
+def _seconds(duration: str) -> float | None:
+    parts = _DURATION.findall(duration)
+    if not parts:
+        return None
+    return sum(float(number) * _unit_seconds(unit) for number, unit in parts)
+
+
+def retry_after(text: str | None) -> float | None:
+    """Return how long an error asks the caller to wait before retrying, in seconds.
+
+    Understands ``Retry-After: 30``, ``retry-after-ms: 500``, ``retry after 2s``,
+    ``try again in 20 seconds``, ``Please try again in 1m12.5s`` and ``"retryDelay": "34s"``.
+    A bare number is seconds; an HTTP-date ``Retry-After`` is not interpreted.
+
+    Returns:
+        The wait, capped at :data:`MAX_RETRY_AFTER`; ``None`` when the text names none.
+    """
+    if not text:
+        return None
+    text = _clip(text, _MATCH_LIMIT)
+    match = _RETRY_AFTER_MS.search(text)
+    if match:
+        return min(float(match.group(1)) / 1000.0, MAX_RETRY_AFTER)
+    for pattern in (_RETRY_AFTER, _TRY_AGAIN_IN):
+        match = pattern.search(text)
+        if match:
+            seconds = _seconds(match.group(1))
+            if seconds is not None:
+                return min(seconds, MAX_RETRY_AFTER)
+    return None
+
+
+if TYPE_CHECKING:
+    DEFAULT_SIGNATURES: tuple[Signature, ...]
+    DEFAULT_BANK: SignatureBank
+
+
+def __getattr__(name: str) -> Any:
+    # The default bank's data module imports Signature from here; load it on first use.
+    if name == "DEFAULT_SIGNATURES":
+        from scarguard.signature_bank import DEFAULT_SIGNATURES
+
+        globals()[name] = DEFAULT_SIGNATURES
+        return DEFAULT_SIGNATURES
+    if name == "DEFAULT_BANK":
+        bank = SignatureBank()
+        globals()[name] = bank
+        return bank
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
