@@ -58,7 +58,9 @@ def to_jsonable(value: Any, *, depth: int = 0) -> Any:
         items = sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])
         out = {k: to_jsonable(v, depth=depth + 1) for k, v in items[:MAX_ITEMS]}
         if len(items) > MAX_ITEMS:
-            out["<truncated>"] = f"{len(items)} keys, sha256:{_digest(canonical_json(items).encode())}"
+            out["<truncated>"] = (
+                f"{len(items)} keys, sha256:{_digest(canonical_json(items).encode())}"
+            )
         return out
     if isinstance(value, (set, frozenset)):
         members = [to_jsonable(v, depth=depth + 1) for v in value]
@@ -91,16 +93,17 @@ def _public_attributes(value: object) -> dict[str, Any] | None:
 
 
 def _safe_str(value: object) -> str:
-    """Return ``str(value)`` unless it is the default ``object.__repr__`` with an address."""
-    text = str(value)
+    """Return ``str(value)`` unless it raises or is the default repr with a memory address."""
+    try:
+        text = str(value)
+    except Exception:
+        return ""
     return "" if " at 0x" in text else text
 
 
 def canonical_json(value: Any) -> str:
     """Return compact, key-sorted JSON of :func:`to_jsonable` of ``value``."""
-    return json.dumps(
-        to_jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
+    return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def fingerprint(tool: str, args: Mapping[str, Any]) -> str:

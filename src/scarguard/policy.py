@@ -6,6 +6,7 @@ repeats of known failures while refusing almost nothing that would have succeede
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -31,7 +32,9 @@ _DEFAULT_TTL: dict[ConstraintKind, float | None] = {
 }
 
 
-def _ttl_converter(value: Mapping[Any, float | None] | None) -> Mapping[ConstraintKind, float | None]:
+def _ttl_converter(
+    value: Mapping[Any, float | None] | None,
+) -> Mapping[ConstraintKind, float | None]:
     merged = dict(_DEFAULT_TTL)
     for kind, seconds in (value or {}).items():
         try:
@@ -89,6 +92,8 @@ class Policy:
         stuck_window: Most recent calls that must all have failed or been refused to be
             ``stuck``.
         dedupe_seconds: Identical failing calls within this many seconds count once.
+        stale_after_change: Action classes whose learned failures go stale when any mutating
+            call succeeds: a test run that failed before an edit is a new experiment after it.
     """
 
     corroboration: int = attrs.field(default=2, validator=_positive_int)
@@ -108,18 +113,17 @@ class Policy:
     )
     resource_corroboration: int = attrs.field(default=1, validator=_positive_int)
     parameter_corroboration: int = attrs.field(default=2, validator=_positive_int)
-    radius_curve: tuple[float, ...] = attrs.field(
-        default=(math.inf, 5, 3, 2, 1), converter=tuple
-    )
-    ttl: Mapping[ConstraintKind, float | None] = attrs.field(
-        factory=dict, converter=_ttl_converter
-    )
+    radius_curve: tuple[float, ...] = attrs.field(default=(math.inf, 5, 3, 2, 1), converter=tuple)
+    ttl: Mapping[ConstraintKind, float | None] = attrs.field(factory=dict, converter=_ttl_converter)
     max_active_constraints: int = attrs.field(default=500, validator=_positive_int)
     direction: str = "minimize"
     plateau_window: int = attrs.field(default=10, validator=_positive_int)
     plateau_tolerance: float = attrs.field(default=0.0, validator=_non_negative)
     stuck_window: int = attrs.field(default=8, validator=_positive_int)
     dedupe_seconds: float = attrs.field(default=2.0, validator=_non_negative)
+    stale_after_change: frozenset[str] = attrs.field(
+        default=frozenset({"shell_exec"}), converter=frozenset
+    )
 
     def __attrs_post_init__(self) -> None:
         if self.direction not in ("minimize", "maximize"):
@@ -133,7 +137,7 @@ class Policy:
             raise ConfigurationError(
                 f"Policy.radius_curve must be a non-empty sequence of numbers >= 1, got {curve!r}"
             )
-        if any(b > a for a, b in zip(curve, curve[1:])):
+        if any(b > a for a, b in itertools.pairwise(curve)):
             raise ConfigurationError(f"Policy.radius_curve must not increase, got {curve!r}")
         for kind, seconds in self.ttl.items():
             if seconds is not None and (

@@ -34,8 +34,21 @@ DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
 """Patterns whose whole match is a secret."""
 
 SECRET_KEY_NAMES: tuple[str, ...] = (
-    "password", "passwd", "pwd", "secret", "token", "api_key", "apikey", "access_key",
-    "private_key", "authorization", "auth", "credential", "credentials", "cookie", "session_key",
+    "password",
+    "passwd",
+    "pwd",
+    "secret",
+    "token",
+    "api_key",
+    "apikey",
+    "access_key",
+    "private_key",
+    "authorization",
+    "auth",
+    "credential",
+    "credentials",
+    "cookie",
+    "session_key",
     "client_secret",
 )
 """Argument names whose values are secrets whatever they look like."""
@@ -73,6 +86,8 @@ class Redactor:
         key_names: Argument names (case-insensitive) whose values are always secrets.
         max_text: Longest stored error excerpt, in characters.
         max_value: Longest stored argument string, in characters.
+        extra: A further ``str -> str`` redaction applied after the built-in one (a plain
+            callable passed as ``FailureMemory(redactor=...)`` lands here).
     """
 
     patterns: tuple[re.Pattern[str], ...] = attrs.field(
@@ -81,12 +96,15 @@ class Redactor:
     key_names: frozenset[str] = attrs.field(default=SECRET_KEY_NAMES, converter=_lower_names)
     max_text: int = 2000
     max_value: int = 500
+    extra: Callable[[str], str] | None = None
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every secret replaced and its length bounded."""
         text = _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
         for pattern in self.patterns:
             text = pattern.sub(REDACTED, text)
+        if self.extra is not None:
+            text = self.extra(text)
         if len(text) > self.max_text:
             text = text[: self.max_text] + f"… [{len(text) - self.max_text} more chars]"
         return text

@@ -1,0 +1,97 @@
+"""Convergence: is this session's agent making progress, spinning, or out of moves?
+
+Scored domains (ML training) converge on a plateau: no improvement of the best score by more
+than the tolerance, in the policy's direction, for a window of scored attempts. Unscored tool
+loops are ``stuck`` when the most recent calls all failed or were refused, and ``exhausted``
+when every action class in use had its latest call refused. A run of successes is never
+"done": that is the anchor design's bug this module exists to avoid.
+"""
+
+from __future__ import annotations
+
+import collections
+import enum
+
+import attrs
+
+from scarguard.model import Convergence
+from scarguard.policy import Policy
+
+__all__ = ["Event", "SessionTracker"]
+
+
+class Event(str, enum.Enum):
+    """What happened to one call."""
+
+    OK = "ok"
+    FAILED = "failed"
+    BLOCKED = "blocked"
+
+
+@attrs.define
+class SessionTracker:
+    """Keep the per-session history that convergence is judged on (bounded in memory)."""
+
+    policy: Policy
+    attempts: int = 0
+    failures: int = 0
+    blocked: int = 0
+    best_score: float | None = None
+    since_improvement: int = 0
+    scored: int = 0
+    recent: collections.deque[Event] = attrs.field(factory=lambda: collections.deque(maxlen=256))
+    last_by_class: dict[str, Event] = attrs.field(factory=dict)
+
+    def note(self, event: Event, action_class: str | None, score: float | None = None) -> None:
+        """Add one call's fate to the history."""
+        self.recent.append(event)
+        if event is Event.BLOCKED:
+            self.blocked += 1
+        else:
+            self.attempts += 1
+            if event is Event.FAILED:
+                self.failures += 1
+        if action_class:
+            self.last_by_class[action_class] = event
+        if score is not None:
+            self._score(score)
+
+    def _score(self, score: float) -> None:
+        self.scored += 1
+        best = self.best_score
+        sign = 1.0 if self.policy.direction == "maximize" else -1.0
+        if best is None or sign * (score - best) > self.policy.plateau_tolerance:
+            self.best_score = score
+            self.since_improvement = 0
+        else:
+            self.since_improvement += 1
+
+    def convergence(self) -> Convergence:
+        """Return the session's convergence now."""
+        status, reason = "progressing", "calls are still making progress"
+        window = self.policy.stuck_window
+        tail = list(self.recent)[-window:]
+        if self.scored and self.since_improvement >= self.policy.plateau_window:
+            status = "plateau"
+            reason = (
+                f"the best score has not improved by more than {self.policy.plateau_tolerance}"
+                f" for {self.since_improvement} scored attempts"
+            )
+        elif len(self.last_by_class) and all(
+            e is Event.BLOCKED for e in self.last_by_class.values()
+        ):
+            status = "exhausted"
+            reason = "the latest call of every action class in use was refused"
+        elif len(tail) >= window and all(e is not Event.OK for e in tail):
+            status = "stuck"
+            reason = f"the last {window} calls all failed or were refused"
+        return Convergence(
+            status=status,
+            done=status != "progressing",
+            attempts=self.attempts,
+            failures=self.failures,
+            blocked=self.blocked,
+            best_score=self.best_score,
+            since_improvement=self.since_improvement,
+            reason=reason,
+        )

@@ -1,0 +1,649 @@
+"""The engine: check a call before it runs, record what happened after, learn, report.
+
+:class:`FailureMemory` is the one object everything else delegates to (the decorator, the
+prompt guard, the CLI). Its hot path is ``check()``: a generation token from the store, a
+dictionary lookup in the cached constraint index, nothing else. Successes are counted in
+memory and flushed in batches; a failure is one write transaction.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import threading
+import time
+import uuid
+import weakref
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+
+import attrs
+
+from scarguard.adapters import ToolCallAdapter
+from scarguard.adapters.protocol import Adapter
+from scarguard.blame import classify_blame
+from scarguard.convergence import Event, SessionTracker
+from scarguard.errors import ConfigurationError
+from scarguard.messages import decision_message
+from scarguard.model import (
+    Blame,
+    Call,
+    Constraint,
+    ConstraintKind,
+    Convergence,
+    Decision,
+    Failure,
+    Level,
+    Outcome,
+    Pattern,
+    RecordResult,
+    Scope,
+)
+from scarguard.policy import Policy
+from scarguard.redact import Redactor
+from scarguard.rules import (
+    ConstraintIndex,
+    Lesson,
+    enforce_cap,
+    learn,
+    lift_on_success,
+    remove_with_counters,
+    reset_keys_for_success,
+)
+from scarguard.signatures import DEFAULT_BANK, Signature, SignatureBank, retry_after
+from scarguard.stores.factory import open_store
+from scarguard.stores.protocol import Store, Transaction, VerifyReport
+from scarguard.summary import MemoryStats, build_patterns, build_stats
+
+__all__ = ["Classification", "FailureMemory", "default_memory", "set_default_memory"]
+
+_MEMORIES: weakref.WeakSet[FailureMemory] = weakref.WeakSet()
+
+
+@attrs.frozen
+class Classification:
+    """How an error is understood before anything is recorded.
+
+    Attributes:
+        signature: The matching signature (or the fallback for unrecognised errors).
+        blame: Who is to blame.
+        retry_after: Seconds the error asks to wait before retrying, if it says.
+    """
+
+    signature: Signature
+    blame: Blame
+    retry_after: float | None
+
+
+def _error_parts(
+    error: str | BaseException | None,
+) -> tuple[str | None, tuple[str, ...], int | None]:
+    """Return the text, exception type names (most specific first) and a status code."""
+    if error is None or isinstance(error, str):
+        return error, (), None
+    kinds = tuple(c.__name__ for c in type(error).__mro__ if c not in (object, BaseException))
+    status = getattr(error, "status_code", None)
+    if not isinstance(status, int):
+        status = getattr(getattr(error, "response", None), "status_code", None)
+    message = str(error)
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return text, kinds, status if isinstance(status, int) else None
+
+
+class FailureMemory:
+    """Remember failed tool calls and refuse the ones known to fail again.
+
+    Args:
+        path: Where the memory lives: ``None`` for the default SQLite file
+            (``SCARGUARD_PATH`` or ``.scarguard/memory.db``), ``":memory:"``, a ``.db`` or
+            ``.sqlite`` file, a ``.json`` file, or a :class:`~scarguard.stores.Store`.
+        workspace: Tenant: the workspace records belong to.
+        project: Tenant: the project records belong to.
+        policy: Every threshold of the learning rules.
+        adapter: How calls are described (default :class:`~scarguard.adapters.ToolCallAdapter`).
+        adapters: Adapters for particular tools, by tool name.
+        signatures: The signature bank errors are matched against.
+        redactor: Redacts secrets before anything is stored; a :class:`Redactor` or a plain
+            ``str -> str`` callable applied after the default redaction.
+        clock: Returns the time in seconds since the epoch (inject one in tests).
+        session: This process's session id (default: a fresh random id).
+        durable: Make every SQLite write survive power loss (``synchronous=FULL``).
+        receipts: Keep a receipt chain (default: on for files, off in memory).
+        success_batch: Successes counted in memory before one batched write.
+
+    Raises:
+        ConfigurationError: An option is invalid.
+        StoreError: The store cannot be opened.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | Store | None = None,
+        *,
+        workspace: str = "default",
+        project: str = "default",
+        policy: Policy | None = None,
+        adapter: Adapter | None = None,
+        adapters: Mapping[str, Adapter] | None = None,
+        signatures: SignatureBank | None = None,
+        redactor: Redactor | Callable[[str], str] | None = None,
+        clock: Callable[[], float] | None = None,
+        session: str | None = None,
+        durable: bool = False,
+        receipts: bool | None = None,
+        success_batch: int = 64,
+    ) -> None:
+        for name, value in (("workspace", workspace), ("project", project)):
+            if not isinstance(value, str) or not value.strip():
+                raise ConfigurationError(f"{name} must be a non-empty string, got {value!r}")
+        if policy is not None and not isinstance(policy, Policy):
+            raise ConfigurationError(
+                f"policy must be a scarguard.Policy, got {type(policy).__name__}"
+            )
+        if not isinstance(success_batch, int) or success_batch < 1:
+            raise ConfigurationError(
+                f"success_batch must be an integer >= 1, got {success_batch!r}"
+            )
+        self.policy = policy or Policy()
+        self.clock: Callable[[], float] = clock or time.time
+        self.adapter: Adapter = adapter or ToolCallAdapter()
+        self._adapters = dict(adapters or {})
+        for tool, candidate in [("adapter", self.adapter), *self._adapters.items()]:
+            if not isinstance(candidate, Adapter):
+                raise ConfigurationError(f"{tool}: {candidate!r} does not implement Adapter")
+        self.signatures = DEFAULT_BANK if signatures is None else signatures
+        if isinstance(redactor, Redactor) or redactor is None:
+            self.redactor = redactor or Redactor()
+        else:
+            self.redactor = Redactor(extra=redactor)
+        self.scope = Scope(workspace, project, session or uuid.uuid4().hex[:12])
+        self.store: Store = open_store(path, durable=durable, receipts=receipts)
+        self._batch = success_batch
+        self._lock = threading.RLock()
+        self._index = ConstraintIndex()
+        self._generation: Hashable = object()
+        self._tracker = SessionTracker(self.policy)
+        self._last_ok: dict[str, Call] = {}
+        self._recent: dict[str, tuple[str, float, Failure]] = {}
+        self._pending: list[Call] = []
+        _MEMORIES.add(self)
+        atexit.register(_flush_at_exit, weakref.ref(self))
+
+    def __repr__(self) -> str:
+        s = self.scope
+        where = self.store.location
+        return f"FailureMemory({where!r}, workspace={s.workspace!r}, project={s.project!r})"
+
+    def __enter__(self) -> FailureMemory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- describing calls ------------------------------------------------------------------
+
+    def adapter_for(self, tool: str) -> Adapter:
+        """Return the adapter that describes ``tool``'s calls."""
+        return self._adapters.get(tool, self.adapter)
+
+    def describe(
+        self,
+        tool: str | Call,
+        args: Mapping[str, Any] | None = None,
+        *,
+        targets: Sequence[str] | None = None,
+    ) -> Call:
+        """Return the :class:`Call` the adapter makes of a tool name and its arguments."""
+        if isinstance(tool, Call):
+            return tool
+        if not isinstance(tool, str) or not tool:
+            raise ConfigurationError(f"tool must be a non-empty string or a Call, got {tool!r}")
+        if args is not None and not isinstance(args, Mapping):
+            raise ConfigurationError(
+                f"args of {tool!r} must be a mapping of argument names, got {type(args).__name__}"
+            )
+        if isinstance(targets, str):
+            targets = (targets,)
+        return self.adapter_for(tool).describe(tool, args or {}, targets, self._last_ok.get(tool))
+
+    def classify(
+        self, error: str | BaseException | None, *, status_code: int | None = None, tool: str = ""
+    ) -> Classification:
+        """Return the signature, blame and retry hint of an error, without recording it."""
+        text, kinds, found_status = _error_parts(error)
+        status = status_code if status_code is not None else found_status
+        signature = self.signatures.match(text, status_code=status, exception_types=kinds)
+        outcome = Outcome(ok=False, error=text, status_code=status)
+        override = self.adapter_for(tool).blame(signature, outcome) if tool else None
+        blame = override or classify_blame(signature, outcome)
+        return Classification(signature, blame, retry_after(text))
+
+    # -- the two calls of the hot path -----------------------------------------------------
+
+    def _current_index(self, now: float) -> ConstraintIndex:
+        generation = self.store.generation()
+        if generation != self._generation:
+            self._index = ConstraintIndex.build(self.store.load_constraints(self.scope), now)
+            self._generation = generation
+        return self._index
+
+    def check(
+        self,
+        tool: str | Call,
+        args: Mapping[str, Any] | None = None,
+        *,
+        targets: Sequence[str] | None = None,
+    ) -> Decision:
+        """Decide whether a call may run.
+
+        Args:
+            tool: The tool's name, or a :class:`Call` built by :meth:`describe`.
+            args: The call's arguments by name.
+            targets: Explicit targets (default: extracted from the arguments).
+
+        Returns:
+            A :class:`Decision`; when refused, ``message`` tells the LLM why and what to do.
+        """
+        call = self.describe(tool, args, targets=targets)
+        with self._lock:
+            now = self.clock()
+            index = self._current_index(now)
+            if not index:
+                return Decision(True, call)
+            hits = index.match(call, self.adapter_for(call.tool), now)
+            blocks = tuple(v for v in hits if v.constraint.level is Level.BLOCK)
+            warnings = tuple(v for v in hits if v.constraint.level is not Level.BLOCK)
+            if blocks:
+                self._tracker.note(Event.BLOCKED, call.action_class)
+        return Decision(
+            not blocks, call, blocks, warnings, decision_message(call, blocks, warnings)
+        )
+
+    def record(
+        self,
+        tool: str | Call,
+        args: Mapping[str, Any] | None = None,
+        *,
+        ok: bool | None = None,
+        error: str | BaseException | None = None,
+        status_code: int | None = None,
+        duration_ms: float | None = None,
+        score: float | None = None,
+        agent: str | None = None,
+        provider: str | None = None,
+        targets: Sequence[str] | None = None,
+    ) -> RecordResult:
+        """Record what a call did, and learn from it.
+
+        Args:
+            tool: The tool's name, or a :class:`Call`.
+            args: The call's arguments by name.
+            ok: Whether it succeeded (default: ``error is None``).
+            error: The error text or the exception raised.
+            status_code: An HTTP-like status code, if the tool reports one.
+            duration_ms: How long the call took.
+            score: A score, for scored domains.
+            agent: Which agent made the call.
+            provider: Which model provider the agent used.
+            targets: Explicit targets (default: extracted from the arguments).
+
+        Returns:
+            The stored failure, what was learned or lifted, and the session's convergence.
+        """
+        call = self.describe(tool, args, targets=targets)
+        if ok is None:
+            ok = error is None
+        if ok:
+            return self._record_success(call, score)
+        text, kinds, found_status = _error_parts(error)
+        status = status_code if status_code is not None else found_status
+        signature = self.signatures.match(text, status_code=status, exception_types=kinds)
+        outcome = Outcome(
+            ok=False,
+            error=text,
+            exception_type=kinds[0] if kinds else None,
+            status_code=status,
+            duration_ms=duration_ms,
+            score=score,
+            agent=agent,
+            provider=provider,
+        )
+        return self._record_failure(call, outcome, signature)
+
+    def record_incident(
+        self,
+        type: str,
+        agent: str | None = None,
+        provider: str | None = None,
+        status_code: int | None = None,
+        message: str = "",
+    ) -> RecordResult:
+        """Record a failure that is not a tool call (incident-log style).
+
+        The incident counts towards :meth:`patterns` and the prompt guard. When the message
+        matches no signature and ``type`` names one, that signature is used.
+        """
+        call = self.describe(type, {"agent": agent, "provider": provider})
+        text = message or type
+        signature = self.signatures.match(text, status_code=status_code)
+        known = self.signatures.get(type)
+        if known is not None and signature.name.startswith("error:"):
+            signature = known
+        outcome = Outcome(
+            ok=False, error=text, status_code=status_code, agent=agent, provider=provider
+        )
+        return self._record_failure(call, outcome, signature)
+
+    def _record_failure(self, call: Call, outcome: Outcome, signature: Signature) -> RecordResult:
+        adapter = self.adapter_for(call.tool)
+        blame = adapter.blame(signature, outcome) or classify_blame(signature, outcome)
+        with self._lock:
+            now = self.clock()
+            previous = self._recent.get(call.fingerprint)
+            if (
+                previous
+                and previous[0] == signature.name
+                and now - previous[1] < self.policy.dedupe_seconds
+            ):
+                return RecordResult(previous[2], (), (), self._tracker.convergence())
+            failure = Failure(
+                tool=call.tool,
+                fingerprint=call.fingerprint,
+                signature=signature.name,
+                blame=blame,
+                at=now,
+                session=self.scope.session,
+                action_class=call.action_class,
+                targets=call.targets,
+                args=self.redactor.args(call.args),
+                error=self.redactor(outcome.error) if outcome.error else None,
+                status_code=outcome.status_code,
+                duration_ms=outcome.duration_ms,
+                agent=outcome.agent,
+                provider=outcome.provider,
+            )
+            deterministic = (
+                signature.name in self.policy.deterministic
+                if self.policy.deterministic is not None
+                else signature.deterministic
+            )
+            pending, self._pending = self._pending, []
+            with self.store.transaction(self.scope) as tx:
+                self._apply_successes(tx, pending, now)
+                stored = tx.add_failure(failure)
+                learned = learn(
+                    tx, Lesson(call, stored, signature, deterministic), self.policy, adapter, now
+                )
+                evicted = enforce_cap(tx, self.policy, now)
+                tx.receipt(
+                    "failure",
+                    {
+                        "failure": stored.to_row(),
+                        "learned": [c.key for c in learned],
+                        "evicted": [c.key for c in evicted],
+                    },
+                    now,
+                )
+            if len(self._recent) > 1024:
+                self._recent = {
+                    k: v for k, v in self._recent.items() if now - v[1] < self.policy.dedupe_seconds
+                }
+            self._recent[call.fingerprint] = (signature.name, now, stored)
+            self._tracker.note(Event.FAILED, call.action_class, outcome.score)
+            return RecordResult(stored, tuple(learned), (), self._tracker.convergence())
+
+    def _record_success(self, call: Call, score: float | None) -> RecordResult:
+        adapter = self.adapter_for(call.tool)
+        with self._lock:
+            self._tracker.note(Event.OK, call.action_class, score)
+            self._recent.pop(call.fingerprint, None)
+            if call.params:
+                self._last_ok[call.tool] = call
+            now = self.clock()
+            index = self._current_index(now)
+            if index and index.liftable(call, adapter, self.policy):
+                pending, self._pending = self._pending, []
+                with self.store.transaction(self.scope) as tx:
+                    self._apply_successes(tx, [*pending, call], now)
+                    lifted = lift_on_success(tx, call, index, adapter, self.policy, now)
+                    tx.receipt(
+                        "lift", {"by": call.fingerprint, "lifted": [c.key for c in lifted]}, now
+                    )
+                return RecordResult(None, (), tuple(lifted), self._tracker.convergence())
+            self._pending.append(call)
+            if len(self._pending) >= self._batch:
+                self.flush()
+            return RecordResult(None, (), (), self._tracker.convergence())
+
+    def _apply_successes(self, tx: Transaction, calls: Sequence[Call], now: float) -> None:
+        if not calls:
+            return
+        prefixes = dict.fromkeys(
+            prefix
+            for call in calls
+            for prefix in reset_keys_for_success(
+                call, self.policy, self.adapter_for(call.tool).mutating(call)
+            )
+        )
+        for prefix in prefixes:
+            tx.reset(prefix)
+        per_tool = Counter(call.tool for call in calls)
+        for tool, n in per_tool.items():
+            tx.bump(f"ok:{tool}", now, n)
+        tx.receipt("successes", {"count": len(calls), "tools": dict(sorted(per_tool.items()))}, now)
+
+    def flush(self) -> None:
+        """Write the successes counted in memory (done automatically in batches and at exit)."""
+        with self._lock:
+            pending, self._pending = self._pending, []
+            if not pending:
+                return
+            now = self.clock()
+            try:
+                with self.store.transaction(self.scope) as tx:
+                    self._apply_successes(tx, pending, now)
+            except BaseException:
+                self._pending[:0] = pending
+                raise
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def constraints(
+        self, *, tool: str | None = None, kind: ConstraintKind | str | None = None
+    ) -> list[Constraint]:
+        """Return the active constraints, oldest first, optionally filtered."""
+        wanted = ConstraintKind(kind) if kind is not None else None
+        with self._lock:
+            now = self.clock()
+            rules = self._current_index(now).all
+        return [
+            c
+            for c in rules
+            if c.active(now)
+            and (tool is None or c.tool == tool)
+            and (wanted is None or c.kind is wanted)
+        ]
+
+    def recent_failures(self, limit: int = 10, *, since: float | None = None) -> list[Failure]:
+        """Return the latest failures of this workspace and project, newest first."""
+        return self.store.failures(self.scope, limit=limit, since=since)
+
+    def patterns(self, *, since: float | None = None, min_count: int = 2) -> list[Pattern]:
+        """Return the failure kinds that repeat, most frequent first.
+
+        Args:
+            since: Only count failures at or after this time (seconds since the epoch).
+            min_count: How many failures make a repeat.
+        """
+        return build_patterns(
+            self.store, self.scope, self.signatures, since=since, min_count=min_count
+        )
+
+    def stats(self) -> MemoryStats:
+        """Return counts per tool, failure kind, blame and constraint kind."""
+        self.flush()
+        return build_stats(self.store, self.scope, self.constraints())
+
+    def convergence(self) -> Convergence:
+        """Return whether this session's agent is making progress."""
+        with self._lock:
+            return self._tracker.convergence()
+
+    def is_done(self) -> bool:
+        """Return whether the loop should stop: plateau, stuck or exhausted."""
+        return self.convergence().done
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def forget(
+        self,
+        *ids: str,
+        tool: str | None = None,
+        kind: ConstraintKind | str | None = None,
+        target: str | None = None,
+        signature: str | None = None,
+        all: bool = False,
+    ) -> list[Constraint]:
+        """Lift constraints by hand and reset the evidence behind them.
+
+        Args:
+            *ids: Constraint ids (as shown by ``constraints()`` and the CLI).
+            tool: Lift every constraint on this tool.
+            kind: Lift every constraint of this kind.
+            target: Lift every constraint on this target.
+            signature: Lift every constraint learned from this failure kind.
+            all: Lift every constraint of this workspace and project.
+
+        Returns:
+            The lifted constraints.
+
+        Raises:
+            ConfigurationError: Nothing was named to forget.
+        """
+        wanted = ConstraintKind(kind) if kind is not None else None
+        if not (ids or tool or wanted or target or signature or all):
+            raise ConfigurationError(
+                "forget() needs ids, tool=, kind=, target=, signature= or all=True"
+            )
+
+        def chosen(c: Constraint) -> bool:
+            if all:
+                return True
+            return (
+                (not ids or c.id in ids)
+                and (tool is None or c.tool == tool)
+                and (wanted is None or c.kind is wanted)
+                and (target is None or c.target == target)
+                and (signature is None or c.signature == signature)
+            )
+
+        with self._lock:
+            now = self.clock()
+            with self.store.transaction(self.scope) as tx:
+                doomed = [c for c in tx.constraints() if chosen(c)]
+                remove_with_counters(tx, doomed, now)
+                if doomed:
+                    tx.receipt("forget", {"lifted": [c.key for c in doomed]}, now)
+        return doomed
+
+    def clear(self) -> None:
+        """Delete this workspace and project's records (other tenants are untouched)."""
+        with self._lock:
+            self._pending.clear()
+            self._recent.clear()
+            self.store.clear(self.scope)
+            with self.store.transaction(self.scope) as tx:
+                tx.receipt(
+                    "clear",
+                    {"workspace": self.scope.workspace, "project": self.scope.project},
+                    self.clock(),
+                )
+
+    def wipe_all(self) -> None:
+        """Delete every tenant's records and the receipt chain. Irreversible."""
+        with self._lock:
+            self._pending.clear()
+            self._recent.clear()
+            self.store.wipe()
+
+    def verify(self) -> VerifyReport:
+        """Check the receipt chain; report the first broken receipt, if any."""
+        self.flush()
+        return self.store.verify()
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        """Yield this tenant's history as JSON-safe records (see :meth:`import_`)."""
+        self.flush()
+        return self.store.export(self.scope)
+
+    def import_(self, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add records produced by :meth:`export` (of any store) to this tenant."""
+        with self._lock:
+            return self.store.import_(self.scope, records)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return this tenant's whole state as one JSON-safe value."""
+        return {
+            "workspace": self.scope.workspace,
+            "project": self.scope.project,
+            "records": list(self.export()),
+        }
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Replace this tenant's state with a :meth:`snapshot`.
+
+        Raises:
+            ConfigurationError: ``snapshot`` is not one.
+        """
+        records = snapshot.get("records") if isinstance(snapshot, Mapping) else None
+        if not isinstance(records, list):
+            raise ConfigurationError("restore() takes a value returned by snapshot()")
+        self.clear()
+        self.import_(records)
+
+    def close(self) -> None:
+        """Flush pending successes and release the store."""
+        try:
+            self.flush()
+        finally:
+            self.store.close()
+
+
+def _flush_at_exit(ref: weakref.ReferenceType[FailureMemory]) -> None:
+    memory = ref()
+    if memory is not None:
+        with contextlib.suppress(Exception):  # at exit, a store that is gone must not raise
+            memory.flush()
+
+
+def _reset_after_fork() -> None:
+    for memory in list(_MEMORIES):
+        memory._lock = threading.RLock()
+        memory._pending = []
+        memory._generation = object()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
+
+_default: FailureMemory | None = None
+_default_lock = threading.Lock()
+
+
+def default_memory() -> FailureMemory:
+    """Return the process-wide memory at the default path, creating it on first use."""
+    global _default
+    if _default is None:
+        with _default_lock:
+            if _default is None:
+                _default = FailureMemory()
+    return _default
+
+
+def set_default_memory(memory: FailureMemory | None) -> None:
+    """Replace the process-wide default memory (``None``: create it afresh on next use)."""
+    global _default
+    with _default_lock:
+        _default = memory

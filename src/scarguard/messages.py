@@ -1,0 +1,57 @@
+"""The text a decision shows the LLM: what was refused, why, and what to do instead.
+
+It is built only from safe pieces: the tool's name, signature labels and fixed hints from the
+signature bank, and targets quoted and sanitised by :func:`scarguard.redact.excerpt`. Raw
+error text never appears here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from scarguard.model import Call, Violation
+from scarguard.redact import excerpt
+
+__all__ = ["decision_message"]
+
+
+def _dedupe(violations: Sequence[Violation]) -> list[Violation]:
+    seen: set[str] = set()
+    unique = []
+    for violation in violations:
+        if violation.constraint.key not in seen:
+            seen.add(violation.constraint.key)
+            unique.append(violation)
+    return unique
+
+
+def _lines(violations: Sequence[Violation]) -> list[str]:
+    lines = []
+    hints: set[str] = set()
+    for violation in _dedupe(violations):
+        hint = violation.constraint.hint
+        text = f"- {violation.reason[:1].upper()}{violation.reason[1:]}."
+        if hint and hint not in hints:
+            hints.add(hint)
+            text += f" Hint: {hint}"
+        lines.append(text)
+    return lines
+
+
+def decision_message(call: Call, blocks: Sequence[Violation], warnings: Sequence[Violation]) -> str:
+    """Return the LLM-facing message for a decision (empty when there is nothing to say)."""
+    if not blocks and not warnings:
+        return ""
+    where = f" on {excerpt(call.targets[0], limit=80)}" if call.targets else ""
+    parts: list[str] = []
+    if blocks:
+        parts.append(f"scarguard refused this {call.tool} call{where}: it is known to fail again.")
+        parts.extend(_lines(blocks))
+        parts.append(
+            "Do not retry it unchanged. Change the arguments or the approach, or gather new"
+            " evidence first (for example, read the file or list the directory)."
+        )
+    if warnings:
+        parts.append("Also noted:" if blocks else "Caution from scarguard (the call was allowed):")
+        parts.extend(_lines(warnings))
+    return "\n".join(p for p in parts if p)

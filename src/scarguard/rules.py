@@ -1,0 +1,513 @@
+"""The learning rules: what a failure teaches, what a success lifts, what a call runs into.
+
+The ladder goes from narrow to broad, each rung with its own corroboration (``Policy``):
+
+1. exact call: the same fingerprint failed with the same signature;
+2. target fact: a target that does not exist refuses other calls that need it;
+3. tool + target + signature with varying arguments: a warning (a block only if configured);
+4. action class + signature across several targets: a warning, a block only with more
+   evidence, and any success in the class resets the count.
+
+Harness failures teach nothing; ``unknown`` ones teach only the exact-call rung. All counting
+happens in materialised counters inside the store's write transaction, so concurrent
+writers corroborate each other instead of racing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from scarguard.model import Blame, Call, Constraint, ConstraintKind, Failure, Level, Violation
+from scarguard.redact import excerpt
+
+if TYPE_CHECKING:
+    from scarguard.adapters.protocol import Adapter
+    from scarguard.policy import Policy
+    from scarguard.signatures import Signature
+    from scarguard.stores.protocol import Transaction
+
+__all__ = ["ConstraintIndex", "Lesson", "learn", "lift_on_success", "reset_keys_for_success"]
+
+SEP = "\x1f"
+"""Separates the parts of counter and constraint keys (tool names may contain ``:``)."""
+CONSTRAINT_COUNT = "n:constraints"
+
+
+def _quote(value: str) -> str:
+    return excerpt(value, limit=80)
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+@attrs.frozen
+class Lesson:
+    """What one failure is, as the rules need it.
+
+    Attributes:
+        call: The failed call.
+        failure: The stored failure.
+        signature: The matching signature (for label, hint and flags).
+        deterministic: Whether the identical call must fail identically.
+    """
+
+    call: Call
+    failure: Failure
+    signature: Signature
+    deterministic: bool
+
+
+def _upsert(
+    tx: Transaction,
+    policy: Policy,
+    now: float,
+    *,
+    kind: ConstraintKind,
+    key: str,
+    lesson: Lesson,
+    level: Level,
+    occurrences: int,
+    reason: str,
+    **fields: Any,
+) -> Constraint | None:
+    """Write a constraint; return it when it is new or escalated, else ``None``."""
+    existing = tx.constraint(key)
+    if existing is not None and not existing.active(now):
+        tx.remove_constraints([key])
+        tx.bump(CONSTRAINT_COUNT, now, -1)
+        existing = None
+    if existing is not None and existing.level is Level.BLOCK:
+        level = Level.BLOCK
+    constraint = Constraint(
+        kind=kind,
+        key=key,
+        signature=lesson.failure.signature,
+        reason=reason,
+        hint=lesson.signature.hint,
+        level=level,
+        occurrences=occurrences,
+        created_at=existing.created_at if existing else now,
+        updated_at=now,
+        expires_at=policy.expiry(kind, now),
+        **fields,
+    )
+    tx.put_constraint(constraint)
+    if existing is None:
+        tx.bump(CONSTRAINT_COUNT, now)
+        return constraint
+    return constraint if existing.level is not constraint.level else None
+
+
+def learn(
+    tx: Transaction, lesson: Lesson, policy: Policy, adapter: Adapter, now: float
+) -> list[Constraint]:
+    """Apply the learning rules to one failure inside ``tx``; return new or escalated rules."""
+    failure, call, sig = lesson.failure, lesson.call, lesson.signature
+    label = sig.label
+    tx.bump(f"s:{failure.signature}", now)
+    tx.bump(f"st:{failure.signature}{SEP}{call.tool}", now)
+    tx.bump(f"b:{failure.blame.value}", now)
+    tx.bump(f"ft:{call.tool}", now)
+    if failure.blame is Blame.HARNESS:
+        return []
+
+    learned: list[Constraint | None] = []
+    exact_counter = f"{_exact_prefix(call)}{failure.signature}"
+    exact_count = tx.bump(exact_counter, now)
+    # A missing target is a fact about the target, not the call: learn it once, on the target,
+    # so that creating the file lifts it (an exact-call ban beside it would outlive the fix).
+    target_fact = (
+        failure.blame is Blame.AGENT
+        and sig.target_fact
+        and policy.target_facts
+        and bool(call.targets)
+        and adapter.requires_existing_target(call)
+    )
+    if target_fact:
+        for target in call.targets:
+            learned.append(
+                _upsert(
+                    tx,
+                    policy,
+                    now,
+                    kind=ConstraintKind.MISSING_TARGET,
+                    key=f"missing:{target}",
+                    lesson=lesson,
+                    level=Level.BLOCK,
+                    occurrences=exact_count,
+                    reason=f"{_quote(target)} does not exist ({label})",
+                    target=target,
+                    params={},
+                )
+            )
+    if failure.blame is Blame.UNKNOWN:
+        needed = policy.unknown_corroboration
+    elif lesson.deterministic:
+        needed = policy.deterministic_corroboration
+    else:
+        needed = policy.corroboration
+    if exact_count >= needed and not target_fact:
+        where = f" on {_quote(call.targets[0])}" if call.targets else ""
+        learned.append(
+            _upsert(
+                tx,
+                policy,
+                now,
+                kind=ConstraintKind.EXACT_CALL,
+                key=f"exact:{call.fingerprint}:{failure.signature}",
+                lesson=lesson,
+                level=Level.BLOCK,
+                occurrences=exact_count,
+                reason=(
+                    f"this exact {call.tool} call{where} already failed {_times(exact_count)}"
+                    f" with {label}"
+                ),
+                tool=call.tool,
+                target=call.targets[0] if call.targets else None,
+                action_class=call.action_class,
+                fingerprint=call.fingerprint,
+                params={"counter": exact_counter},
+            )
+        )
+    if failure.blame is not Blame.AGENT:
+        return [c for c in learned if c is not None]
+
+    first_of_its_kind = exact_count == 1
+    if first_of_its_kind:
+        learned.extend(_tool_target(tx, lesson, policy, now))
+        learned.extend(_strategy(tx, lesson, policy, now))
+    learned.extend(_radius(tx, lesson, policy, now))
+    learned.extend(_parameters(tx, lesson, policy, adapter, now))
+    return [c for c in learned if c is not None]
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else f"{n} times"
+
+
+def _tool_target(
+    tx: Transaction, lesson: Lesson, policy: Policy, now: float
+) -> Iterable[Constraint | None]:
+    call, sig = lesson.call, lesson.failure.signature
+    for target in call.targets:
+        counter = f"tt:{call.tool}{SEP}{target}{SEP}{sig}"
+        n = tx.bump(counter, now)
+        if n < policy.tool_target_warn:
+            continue
+        blocks = policy.tool_target_block is not None and n >= policy.tool_target_block
+        yield _upsert(
+            tx,
+            policy,
+            now,
+            kind=ConstraintKind.TOOL_TARGET,
+            key=f"tool_target:{call.tool}{SEP}{target}{SEP}{sig}",
+            lesson=lesson,
+            level=Level.BLOCK if blocks else Level.WARN,
+            occurrences=n,
+            reason=(
+                f"{call.tool} on {_quote(target)} failed {_times(n)} with"
+                f" {lesson.signature.label}, with different arguments each time"
+            ),
+            tool=call.tool,
+            target=target,
+            params={"counter": counter},
+        )
+
+
+def _strategy(
+    tx: Transaction, lesson: Lesson, policy: Policy, now: float
+) -> Iterable[Constraint | None]:
+    call, sig = lesson.call, lesson.failure.signature
+    if not call.action_class:
+        return
+    cls = call.action_class
+    distinct = 0
+    for target in call.targets or (f"#{call.fingerprint}",):
+        if tx.bump(f"ct:{cls}{SEP}{sig}{SEP}{target}", now) == 1:
+            distinct = tx.bump(f"cn:{cls}{SEP}{sig}", now)
+    if distinct < policy.strategy_targets:
+        return
+    blocks = policy.strategy_block_targets is not None and distinct >= policy.strategy_block_targets
+    yield _upsert(
+        tx,
+        policy,
+        now,
+        kind=ConstraintKind.BANNED_STRATEGY,
+        key=f"strategy:{cls}{SEP}{sig}",
+        lesson=lesson,
+        level=Level.BLOCK if blocks else Level.WARN,
+        occurrences=distinct,
+        reason=f"{cls} calls failed with {lesson.signature.label} on {distinct} different targets",
+        action_class=cls,
+        params={"counter": f"cn:{cls}{SEP}{sig}"},
+    )
+
+
+def _radius(
+    tx: Transaction, lesson: Lesson, policy: Policy, now: float
+) -> Iterable[Constraint | None]:
+    call, sig = lesson.call, lesson.failure.signature
+    if len(call.targets) < 2:
+        return
+    if tx.bump(f"r:{sig}", now) < policy.corroboration:
+        return
+    step = tx.bump("r:step", now)
+    radius = policy.radius(step)
+    if radius == float("inf"):
+        return
+    cap = int(radius)
+    yield _upsert(
+        tx,
+        policy,
+        now,
+        kind=ConstraintKind.RADIUS_LIMIT,
+        key="radius",
+        lesson=lesson,
+        level=Level.BLOCK,
+        occurrences=step,
+        reason=(
+            f"calls touching many targets at once keep failing ({lesson.signature.label});"
+            f" touch at most {cap} per call"
+        ),
+        params={"max_targets": cap, "step": step},
+    )
+
+
+def _parameters(
+    tx: Transaction, lesson: Lesson, policy: Policy, adapter: Adapter, now: float
+) -> Iterable[Constraint | None]:
+    call, sig = lesson.call, lesson.failure.signature
+    if not call.params:
+        return
+    if lesson.signature.resource and adapter.scaling_keys:
+        counter = f"d:{call.tool}{SEP}{call.fingerprint}"
+        n = tx.bump(counter, now)
+        if n >= policy.resource_corroboration:
+            scaling = sorted(k for k in adapter.scaling_keys if k in call.params)
+            shown = ", ".join(f"{k}={call.params[k]}" for k in scaling) or "this size"
+            yield _upsert(
+                tx,
+                policy,
+                now,
+                kind=ConstraintKind.DOMINANCE_BAN,
+                key=f"dominance:{call.tool}{SEP}{call.fingerprint}",
+                lesson=lesson,
+                level=Level.BLOCK,
+                occurrences=n,
+                reason=(
+                    f"{lesson.signature.label} at {shown}: every configuration at least as large"
+                    " (other settings equal) needs at least as much memory"
+                ),
+                tool=call.tool,
+                params={"config": dict(call.params), "scaling": scaling, "counter": counter},
+            )
+        return
+    for key in call.changed:
+        if key not in call.params:
+            continue
+        value = call.params[key]
+        counter = f"p:{call.tool}{SEP}{key}={_canon(value)}{SEP}{sig}"
+        n = tx.bump(counter, now)
+        if n >= policy.parameter_corroboration:
+            yield _upsert(
+                tx,
+                policy,
+                now,
+                kind=ConstraintKind.PARAMETER_BAN,
+                key=f"parameter:{call.tool}{SEP}{key}={_canon(value)}",
+                lesson=lesson,
+                level=Level.BLOCK,
+                occurrences=n,
+                reason=(
+                    f"changing {key} to {_canon(value)[:40]} failed {_times(n)} with"
+                    f" {lesson.signature.label}"
+                ),
+                tool=call.tool,
+                params={"key": key, "value": value, "counter": counter},
+            )
+
+
+def enforce_cap(tx: Transaction, policy: Policy, now: float) -> list[Constraint]:
+    """Purge expired rules and, past the cap, evict the oldest down to 90% of it."""
+    if tx.count(CONSTRAINT_COUNT) <= policy.max_active_constraints:
+        return []
+    stored = tx.constraints()
+    expired = [c.key for c in stored if not c.active(now)]
+    live = [c for c in stored if c.active(now)]
+    keep = max(int(policy.max_active_constraints * 0.9), 1)
+    evicted = sorted(live, key=lambda c: (c.updated_at, c.key))[: max(len(live) - keep, 0)]
+    tx.remove_constraints(expired + [c.key for c in evicted])
+    tx.reset(CONSTRAINT_COUNT)
+    tx.bump(CONSTRAINT_COUNT, now, len(live) - len(evicted))
+    return evicted
+
+
+def _exact_prefix(call: Call) -> str:
+    return f"x:{call.action_class or '-'}{SEP}{call.fingerprint}:"
+
+
+def reset_keys_for_success(call: Call, policy: Policy, mutating: bool) -> list[str]:
+    """Return the counter prefixes a success of ``call`` resets.
+
+    Its own failure record; its action class's strategy counts; and, when it changed the
+    world, every failure count of the classes whose failures go stale on change.
+    """
+    prefixes = [_exact_prefix(call)]
+    if call.action_class:
+        prefixes += [f"ct:{call.action_class}{SEP}", f"cn:{call.action_class}{SEP}"]
+    if mutating:
+        prefixes += [f"x:{cls}{SEP}" for cls in sorted(policy.stale_after_change)]
+    return prefixes
+
+
+def remove_with_counters(tx: Transaction, constraints: Sequence[Constraint], now: float) -> None:
+    """Delete constraints and the counters that built them, so evidence starts afresh."""
+    if not constraints:
+        return
+    removed = tx.remove_constraints([c.key for c in constraints])
+    tx.bump(CONSTRAINT_COUNT, now, -len(removed))
+    for constraint in removed:
+        counter = constraint.params.get("counter")
+        if isinstance(counter, str):
+            tx.reset(counter)
+
+
+def lift_on_success(
+    tx: Transaction,
+    call: Call,
+    index: ConstraintIndex,
+    adapter: Adapter,
+    policy: Policy,
+    now: float,
+) -> list[Constraint]:
+    """Lift what a success of ``call`` disproves; return the lifted constraints."""
+    lifted = index.liftable(call, adapter, policy)
+    remove_with_counters(tx, lifted, now)
+    for prefix in reset_keys_for_success(call, policy, adapter.mutating(call)):
+        tx.reset(prefix)
+    return lifted
+
+
+@attrs.define
+class ConstraintIndex:
+    """Active constraints indexed for O(1) lookups per call (rebuilt when the store changes)."""
+
+    exact: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
+    exact_by_class: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
+    missing: dict[str, Constraint] = attrs.field(factory=dict)
+    tool_target: dict[tuple[str, str], list[Constraint]] = attrs.field(
+        factory=lambda: defaultdict(list)
+    )
+    target_rules: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
+    strategy: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
+    by_tool: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
+    radius: Constraint | None = None
+    all: list[Constraint] = attrs.field(factory=list)
+
+    @classmethod
+    def build(cls, constraints: Iterable[Constraint], now: float) -> ConstraintIndex:
+        """Index the constraints that are active at ``now``."""
+        index = cls()
+        for c in constraints:
+            if not c.active(now):
+                continue
+            index.all.append(c)
+            if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint:
+                index.exact[c.fingerprint].append(c)
+                index.exact_by_class[c.action_class or "-"].append(c)
+            elif c.kind is ConstraintKind.MISSING_TARGET and c.target:
+                index.missing[c.target] = c
+            elif c.kind is ConstraintKind.TOOL_TARGET and c.tool and c.target:
+                index.tool_target[(c.tool, c.target)].append(c)
+                index.target_rules[c.target].append(c)
+            elif c.kind is ConstraintKind.BANNED_STRATEGY and c.action_class:
+                index.strategy[c.action_class].append(c)
+            elif c.kind in (ConstraintKind.PARAMETER_BAN, ConstraintKind.DOMINANCE_BAN) and c.tool:
+                index.by_tool[c.tool].append(c)
+            elif c.kind is ConstraintKind.RADIUS_LIMIT:
+                index.radius = c
+        return index
+
+    def __bool__(self) -> bool:
+        return bool(self.all)
+
+    def match(self, call: Call, adapter: Adapter, now: float) -> list[Violation]:
+        """Return every active constraint ``call`` runs into, blocking ones first."""
+        hits: list[Violation] = []
+        for c in self.exact.get(call.fingerprint, ()):
+            if c.tool == call.tool and c.active(now):
+                hits.append(Violation(c, c.reason))
+        if self.missing and adapter.requires_existing_target(call):
+            for target in call.targets:
+                fact = self.missing.get(target)
+                if fact is not None and fact.active(now):
+                    hits.append(Violation(fact, fact.reason))
+        if self.tool_target:
+            for target in call.targets:
+                for c in self.tool_target.get((call.tool, target), ()):
+                    if c.active(now):
+                        hits.append(Violation(c, c.reason))
+        if call.action_class:
+            for c in self.strategy.get(call.action_class, ()):
+                if c.active(now):
+                    hits.append(Violation(c, c.reason))
+        if call.params:
+            hits.extend(self._parameter_hits(call, adapter, now))
+        radius = self.radius
+        if radius is not None and radius.active(now):
+            cap = int(radius.params.get("max_targets", 0)) or 1
+            if len(call.targets) > cap:
+                hits.append(
+                    Violation(radius, f"{radius.reason} (this call touches {len(call.targets)})")
+                )
+        hits.sort(key=lambda v: v.constraint.level is not Level.BLOCK)
+        return hits
+
+    def _parameter_hits(self, call: Call, adapter: Adapter, now: float) -> Iterable[Violation]:
+        from scarguard.adapters.ml_training import dominates
+
+        for c in self.by_tool.get(call.tool, ()):
+            if not c.active(now):
+                continue
+            if c.kind is ConstraintKind.DOMINANCE_BAN:
+                bound: Mapping[str, Any] = c.params.get("config", {})
+                scaling = c.params.get("scaling", ())
+                if dominates(call.params, bound, scaling):
+                    yield Violation(c, c.reason)
+            else:
+                key = c.params.get("key")
+                if (
+                    isinstance(key, str)
+                    and key in call.params
+                    and _canon(call.params[key]) == _canon(c.params.get("value"))
+                ):
+                    yield Violation(c, c.reason)
+
+    def liftable(self, call: Call, adapter: Adapter, policy: Policy) -> list[Constraint]:
+        """Return the constraints a success of ``call`` disproves.
+
+        The identical call's own bans; for every target of a mutating call, or of a call that
+        needed the target to exist, the target's facts; a mutating success also lifts the
+        target-level warnings and the bans of classes whose failures go stale on change (a
+        test run after an edit is a new experiment); any success in an action class lifts its
+        strategy bans.
+        """
+        lifted = [c for c in self.exact.get(call.fingerprint, ()) if c.tool == call.tool]
+        mutating = adapter.mutating(call)
+        if mutating:
+            for cls in policy.stale_after_change:
+                lifted.extend(self.exact_by_class.get(cls, ()))
+        if mutating or adapter.requires_existing_target(call):
+            lifted.extend(self.missing[t] for t in call.targets if t in self.missing)
+        if mutating:
+            for target in call.targets:
+                lifted.extend(self.target_rules.get(target, ()))
+        if call.action_class:
+            lifted.extend(self.strategy.get(call.action_class, ()))
+        return lifted
