@@ -16,19 +16,18 @@ import time
 import uuid
 import weakref
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
-
-import attrs
 
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
 from scarguard.blame import classify_blame
+from scarguard.classify import Classification, error_parts
 from scarguard.convergence import Event, SessionTracker
 from scarguard.errors import ConfigurationError
+from scarguard.maintenance import MaintenanceMixin
 from scarguard.messages import decision_message
 from scarguard.model import (
-    Blame,
     Call,
     Constraint,
     ConstraintKind,
@@ -49,12 +48,11 @@ from scarguard.rules import (
     enforce_cap,
     learn,
     lift_on_success,
-    remove_with_counters,
     reset_keys_for_success,
 )
 from scarguard.signatures import DEFAULT_BANK, Signature, SignatureBank, retry_after
 from scarguard.stores.factory import open_store
-from scarguard.stores.protocol import Store, Transaction, VerifyReport
+from scarguard.stores.protocol import Store, Transaction
 from scarguard.summary import MemoryStats, build_patterns, build_stats
 
 __all__ = ["Classification", "FailureMemory", "default_memory", "set_default_memory"]
@@ -62,37 +60,7 @@ __all__ = ["Classification", "FailureMemory", "default_memory", "set_default_mem
 _MEMORIES: weakref.WeakSet[FailureMemory] = weakref.WeakSet()
 
 
-@attrs.frozen
-class Classification:
-    """How an error is understood before anything is recorded.
-
-    Attributes:
-        signature: The matching signature (or the fallback for unrecognised errors).
-        blame: Who is to blame.
-        retry_after: Seconds the error asks to wait before retrying, if it says.
-    """
-
-    signature: Signature
-    blame: Blame
-    retry_after: float | None
-
-
-def _error_parts(
-    error: str | BaseException | None,
-) -> tuple[str | None, tuple[str, ...], int | None]:
-    """Return the text, exception type names (most specific first) and a status code."""
-    if error is None or isinstance(error, str):
-        return error, (), None
-    kinds = tuple(c.__name__ for c in type(error).__mro__ if c not in (object, BaseException))
-    status = getattr(error, "status_code", None)
-    if not isinstance(status, int):
-        status = getattr(getattr(error, "response", None), "status_code", None)
-    message = str(error)
-    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    return text, kinds, status if isinstance(status, int) else None
-
-
-class FailureMemory:
+class FailureMemory(MaintenanceMixin):
     """Remember failed tool calls and refuse the ones known to fail again.
 
     Args:
@@ -212,7 +180,7 @@ class FailureMemory:
         self, error: str | BaseException | None, *, status_code: int | None = None, tool: str = ""
     ) -> Classification:
         """Return the signature, blame and retry hint of an error, without recording it."""
-        text, kinds, found_status = _error_parts(error)
+        text, kinds, found_status = error_parts(error)
         status = status_code if status_code is not None else found_status
         signature = self.signatures.match(text, status_code=status, exception_types=kinds)
         outcome = Outcome(ok=False, error=text, status_code=status)
@@ -297,7 +265,7 @@ class FailureMemory:
             ok = error is None
         if ok:
             return self._record_success(call, score)
-        text, kinds, found_status = _error_parts(error)
+        text, kinds, found_status = error_parts(error)
         status = status_code if status_code is not None else found_status
         signature = self.signatures.match(text, status_code=status, exception_types=kinds)
         outcome = Outcome(
@@ -494,114 +462,6 @@ class FailureMemory:
     def is_done(self) -> bool:
         """Return whether the loop should stop: plateau, stuck or exhausted."""
         return self.convergence().done
-
-    # -- maintenance -----------------------------------------------------------------------
-
-    def forget(
-        self,
-        *ids: str,
-        tool: str | None = None,
-        kind: ConstraintKind | str | None = None,
-        target: str | None = None,
-        signature: str | None = None,
-        all: bool = False,
-    ) -> list[Constraint]:
-        """Lift constraints by hand and reset the evidence behind them.
-
-        Args:
-            *ids: Constraint ids (as shown by ``constraints()`` and the CLI).
-            tool: Lift every constraint on this tool.
-            kind: Lift every constraint of this kind.
-            target: Lift every constraint on this target.
-            signature: Lift every constraint learned from this failure kind.
-            all: Lift every constraint of this workspace and project.
-
-        Returns:
-            The lifted constraints.
-
-        Raises:
-            ConfigurationError: Nothing was named to forget.
-        """
-        wanted = ConstraintKind(kind) if kind is not None else None
-        if not (ids or tool or wanted or target or signature or all):
-            raise ConfigurationError(
-                "forget() needs ids, tool=, kind=, target=, signature= or all=True"
-            )
-
-        def chosen(c: Constraint) -> bool:
-            if all:
-                return True
-            return (
-                (not ids or c.id in ids)
-                and (tool is None or c.tool == tool)
-                and (wanted is None or c.kind is wanted)
-                and (target is None or c.target == target)
-                and (signature is None or c.signature == signature)
-            )
-
-        with self._lock:
-            now = self.clock()
-            with self.store.transaction(self.scope) as tx:
-                doomed = [c for c in tx.constraints() if chosen(c)]
-                remove_with_counters(tx, doomed, now)
-                if doomed:
-                    tx.receipt("forget", {"lifted": [c.key for c in doomed]}, now)
-        return doomed
-
-    def clear(self) -> None:
-        """Delete this workspace and project's records (other tenants are untouched)."""
-        with self._lock:
-            self._pending.clear()
-            self._recent.clear()
-            self.store.clear(self.scope)
-            with self.store.transaction(self.scope) as tx:
-                tx.receipt(
-                    "clear",
-                    {"workspace": self.scope.workspace, "project": self.scope.project},
-                    self.clock(),
-                )
-
-    def wipe_all(self) -> None:
-        """Delete every tenant's records and the receipt chain. Irreversible."""
-        with self._lock:
-            self._pending.clear()
-            self._recent.clear()
-            self.store.wipe()
-
-    def verify(self) -> VerifyReport:
-        """Check the receipt chain; report the first broken receipt, if any."""
-        self.flush()
-        return self.store.verify()
-
-    def export(self) -> Iterator[dict[str, Any]]:
-        """Yield this tenant's history as JSON-safe records (see :meth:`import_`)."""
-        self.flush()
-        return self.store.export(self.scope)
-
-    def import_(self, records: Iterable[Mapping[str, Any]]) -> int:
-        """Add records produced by :meth:`export` (of any store) to this tenant."""
-        with self._lock:
-            return self.store.import_(self.scope, records)
-
-    def snapshot(self) -> dict[str, Any]:
-        """Return this tenant's whole state as one JSON-safe value."""
-        return {
-            "workspace": self.scope.workspace,
-            "project": self.scope.project,
-            "records": list(self.export()),
-        }
-
-    def restore(self, snapshot: Mapping[str, Any]) -> None:
-        """Replace this tenant's state with a :meth:`snapshot`.
-
-        Raises:
-            ConfigurationError: ``snapshot`` is not one.
-        """
-        records = snapshot.get("records") if isinstance(snapshot, Mapping) else None
-        if not isinstance(records, list):
-            raise ConfigurationError("restore() takes a value returned by snapshot()")
-        self.clear()
-        self.import_(records)
 
     def close(self) -> None:
         """Flush pending successes and release the store."""

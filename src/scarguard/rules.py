@@ -15,14 +15,14 @@ writers corroborate each other instead of racing.
 
 from __future__ import annotations
 
-import json
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from scarguard.model import Blame, Call, Constraint, ConstraintKind, Failure, Level, Violation
+from scarguard.canonical import canonical_json
+from scarguard.index import ConstraintIndex
+from scarguard.model import Blame, Call, Constraint, ConstraintKind, Failure, Level
 from scarguard.redact import excerpt
 
 if TYPE_CHECKING:
@@ -43,7 +43,7 @@ def _quote(value: str) -> str:
 
 
 def _canon(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+    return canonical_json(value)
 
 
 @attrs.frozen
@@ -392,122 +392,3 @@ def lift_on_success(
     for prefix in reset_keys_for_success(call, policy, adapter.mutating(call)):
         tx.reset(prefix)
     return lifted
-
-
-@attrs.define
-class ConstraintIndex:
-    """Active constraints indexed for O(1) lookups per call (rebuilt when the store changes)."""
-
-    exact: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
-    exact_by_class: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
-    missing: dict[str, Constraint] = attrs.field(factory=dict)
-    tool_target: dict[tuple[str, str], list[Constraint]] = attrs.field(
-        factory=lambda: defaultdict(list)
-    )
-    target_rules: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
-    strategy: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
-    by_tool: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
-    radius: Constraint | None = None
-    all: list[Constraint] = attrs.field(factory=list)
-
-    @classmethod
-    def build(cls, constraints: Iterable[Constraint], now: float) -> ConstraintIndex:
-        """Index the constraints that are active at ``now``."""
-        index = cls()
-        for c in constraints:
-            if not c.active(now):
-                continue
-            index.all.append(c)
-            if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint:
-                index.exact[c.fingerprint].append(c)
-                index.exact_by_class[c.action_class or "-"].append(c)
-            elif c.kind is ConstraintKind.MISSING_TARGET and c.target:
-                index.missing[c.target] = c
-            elif c.kind is ConstraintKind.TOOL_TARGET and c.tool and c.target:
-                index.tool_target[(c.tool, c.target)].append(c)
-                index.target_rules[c.target].append(c)
-            elif c.kind is ConstraintKind.BANNED_STRATEGY and c.action_class:
-                index.strategy[c.action_class].append(c)
-            elif c.kind in (ConstraintKind.PARAMETER_BAN, ConstraintKind.DOMINANCE_BAN) and c.tool:
-                index.by_tool[c.tool].append(c)
-            elif c.kind is ConstraintKind.RADIUS_LIMIT:
-                index.radius = c
-        return index
-
-    def __bool__(self) -> bool:
-        return bool(self.all)
-
-    def match(self, call: Call, adapter: Adapter, now: float) -> list[Violation]:
-        """Return every active constraint ``call`` runs into, blocking ones first."""
-        hits: list[Violation] = []
-        for c in self.exact.get(call.fingerprint, ()):
-            if c.tool == call.tool and c.active(now):
-                hits.append(Violation(c, c.reason))
-        if self.missing and adapter.requires_existing_target(call):
-            for target in call.targets:
-                fact = self.missing.get(target)
-                if fact is not None and fact.active(now):
-                    hits.append(Violation(fact, fact.reason))
-        if self.tool_target:
-            for target in call.targets:
-                for c in self.tool_target.get((call.tool, target), ()):
-                    if c.active(now):
-                        hits.append(Violation(c, c.reason))
-        if call.action_class:
-            for c in self.strategy.get(call.action_class, ()):
-                if c.active(now):
-                    hits.append(Violation(c, c.reason))
-        if call.params:
-            hits.extend(self._parameter_hits(call, adapter, now))
-        radius = self.radius
-        if radius is not None and radius.active(now):
-            cap = int(radius.params.get("max_targets", 0)) or 1
-            if len(call.targets) > cap:
-                hits.append(
-                    Violation(radius, f"{radius.reason} (this call touches {len(call.targets)})")
-                )
-        hits.sort(key=lambda v: v.constraint.level is not Level.BLOCK)
-        return hits
-
-    def _parameter_hits(self, call: Call, adapter: Adapter, now: float) -> Iterable[Violation]:
-        from scarguard.adapters.ml_training import dominates
-
-        for c in self.by_tool.get(call.tool, ()):
-            if not c.active(now):
-                continue
-            if c.kind is ConstraintKind.DOMINANCE_BAN:
-                bound: Mapping[str, Any] = c.params.get("config", {})
-                scaling = c.params.get("scaling", ())
-                if dominates(call.params, bound, scaling):
-                    yield Violation(c, c.reason)
-            else:
-                key = c.params.get("key")
-                if (
-                    isinstance(key, str)
-                    and key in call.params
-                    and _canon(call.params[key]) == _canon(c.params.get("value"))
-                ):
-                    yield Violation(c, c.reason)
-
-    def liftable(self, call: Call, adapter: Adapter, policy: Policy) -> list[Constraint]:
-        """Return the constraints a success of ``call`` disproves.
-
-        The identical call's own bans; for every target of a mutating call, or of a call that
-        needed the target to exist, the target's facts; a mutating success also lifts the
-        target-level warnings and the bans of classes whose failures go stale on change (a
-        test run after an edit is a new experiment); any success in an action class lifts its
-        strategy bans.
-        """
-        lifted = [c for c in self.exact.get(call.fingerprint, ()) if c.tool == call.tool]
-        mutating = adapter.mutating(call)
-        if mutating:
-            for cls in policy.stale_after_change:
-                lifted.extend(self.exact_by_class.get(cls, ()))
-        if mutating or adapter.requires_existing_target(call):
-            lifted.extend(self.missing[t] for t in call.targets if t in self.missing)
-        if mutating:
-            for target in call.targets:
-                lifted.extend(self.target_rules.get(target, ()))
-        if call.action_class:
-            lifted.extend(self.strategy.get(call.action_class, ()))
-        return lifted

@@ -1,0 +1,46 @@
+"""Understanding an error: its text, exception types and status code, then its signature.
+
+Exceptions are read as ``"TypeName: message"`` plus the names of their classes (most specific
+first) and any HTTP status code they carry (``.status_code``, ``.response.status_code``), so
+an SDK's ``RateLimitError`` and a plain ``"429 Too Many Requests"`` string classify alike.
+Tracebacks are never formatted here: this runs on the failure path of every tool call.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from scarguard.model import Blame
+from scarguard.signatures import Signature
+
+__all__ = ["Classification", "error_parts"]
+
+
+@attrs.frozen
+class Classification:
+    """How an error is understood before anything is recorded.
+
+    Attributes:
+        signature: The matching signature (or the fallback for unrecognised errors).
+        blame: Who is to blame.
+        retry_after: Seconds the error asks to wait before retrying, if it says.
+    """
+
+    signature: Signature
+    blame: Blame
+    retry_after: float | None
+
+
+def error_parts(
+    error: str | BaseException | None,
+) -> tuple[str | None, tuple[str, ...], int | None]:
+    """Return the text, exception type names (most specific first) and a status code."""
+    if error is None or isinstance(error, str):
+        return error, (), None
+    kinds = tuple(c.__name__ for c in type(error).__mro__ if c not in (object, BaseException))
+    status = getattr(error, "status_code", None)
+    if not isinstance(status, int):
+        status = getattr(getattr(error, "response", None), "status_code", None)
+    message = str(error)
+    text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    return text, kinds, status if isinstance(status, int) else None

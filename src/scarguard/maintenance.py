@@ -1,0 +1,141 @@
+"""Maintenance operations of :class:`~scarguard.FailureMemory`: lift, clear, audit, move.
+
+Kept apart from the engine's hot path (``check``/``record`` in ``memory.py``). Every
+operation touches only the instance's own workspace and project, except :meth:`wipe_all`,
+which says so in its name.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from scarguard.errors import ConfigurationError
+from scarguard.model import Constraint, ConstraintKind, Failure, Scope
+from scarguard.rules import remove_with_counters
+from scarguard.stores.protocol import Store, VerifyReport
+
+__all__ = ["MaintenanceMixin"]
+
+
+class MaintenanceMixin:
+    """Lifting, clearing, auditing and moving a memory's records."""
+
+    store: Store
+    scope: Scope
+    clock: Callable[[], float]
+    _lock: threading.RLock
+    _pending: list[Any]
+    _recent: dict[str, tuple[str, float, Failure]]
+
+    if TYPE_CHECKING:
+
+        def flush(self) -> None:
+            """Write pending successes (provided by FailureMemory)."""
+
+    def forget(
+        self,
+        *ids: str,
+        tool: str | None = None,
+        kind: ConstraintKind | str | None = None,
+        target: str | None = None,
+        signature: str | None = None,
+        all: bool = False,
+    ) -> list[Constraint]:
+        """Lift constraints by hand and reset the evidence behind them.
+
+        Args:
+            *ids: Constraint ids (as shown by ``constraints()`` and the CLI).
+            tool: Lift every constraint on this tool.
+            kind: Lift every constraint of this kind.
+            target: Lift every constraint on this target.
+            signature: Lift every constraint learned from this failure kind.
+            all: Lift every constraint of this workspace and project.
+
+        Returns:
+            The lifted constraints.
+
+        Raises:
+            ConfigurationError: Nothing was named to forget.
+        """
+        wanted = ConstraintKind(kind) if kind is not None else None
+        if not (ids or tool or wanted or target or signature or all):
+            raise ConfigurationError(
+                "forget() needs ids, tool=, kind=, target=, signature= or all=True"
+            )
+
+        def chosen(c: Constraint) -> bool:
+            if all:
+                return True
+            return (
+                (not ids or c.id in ids)
+                and (tool is None or c.tool == tool)
+                and (wanted is None or c.kind is wanted)
+                and (target is None or c.target == target)
+                and (signature is None or c.signature == signature)
+            )
+
+        with self._lock:
+            now = self.clock()
+            with self.store.transaction(self.scope) as tx:
+                doomed = [c for c in tx.constraints() if chosen(c)]
+                remove_with_counters(tx, doomed, now)
+                if doomed:
+                    tx.receipt("forget", {"lifted": [c.key for c in doomed]}, now)
+        return doomed
+
+    def clear(self) -> None:
+        """Delete this workspace and project's records (other tenants are untouched)."""
+        with self._lock:
+            self._pending.clear()
+            self._recent.clear()
+            self.store.clear(self.scope)
+            with self.store.transaction(self.scope) as tx:
+                tx.receipt(
+                    "clear",
+                    {"workspace": self.scope.workspace, "project": self.scope.project},
+                    self.clock(),
+                )
+
+    def wipe_all(self) -> None:
+        """Delete every tenant's records and the receipt chain. Irreversible."""
+        with self._lock:
+            self._pending.clear()
+            self._recent.clear()
+            self.store.wipe()
+
+    def verify(self) -> VerifyReport:
+        """Check the receipt chain; report the first broken receipt, if any."""
+        self.flush()
+        return self.store.verify()
+
+    def export(self) -> Iterator[dict[str, Any]]:
+        """Yield this tenant's history as JSON-safe records (see :meth:`import_`)."""
+        self.flush()
+        return self.store.export(self.scope)
+
+    def import_(self, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add records produced by :meth:`export` (of any store) to this tenant."""
+        with self._lock:
+            return self.store.import_(self.scope, records)
+
+    def snapshot(self) -> dict[str, Any]:
+        """Return this tenant's whole state as one JSON-safe value."""
+        return {
+            "workspace": self.scope.workspace,
+            "project": self.scope.project,
+            "records": list(self.export()),
+        }
+
+    def restore(self, snapshot: Mapping[str, Any]) -> None:
+        """Replace this tenant's state with a :meth:`snapshot`.
+
+        Raises:
+            ConfigurationError: ``snapshot`` is not one.
+        """
+        records = snapshot.get("records") if isinstance(snapshot, Mapping) else None
+        if not isinstance(records, list):
+            raise ConfigurationError("restore() takes a value returned by snapshot()")
+        self.clear()
+        self.import_(records)
