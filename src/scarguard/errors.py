@@ -9,7 +9,8 @@ The tree::
     └── ToolBlocked                a guarded call was refused; carries ``.decision``
 
     ScarguardWarning               bookkeeping trouble that never breaks a tool call
-    └── StoreFallbackWarning       the default SQLite store was unavailable; JSON is used
+    ├── StoreFallbackWarning       the default SQLite store was unavailable; JSON is used
+    └── StoreCorruptionWarning     a corrupt store file was moved aside and rebuilt
 
 A tool's own exception is never wrapped in any of these: it reaches the caller unchanged.
 """
@@ -26,6 +27,7 @@ __all__ = [
     "ScarguardError",
     "ScarguardWarning",
     "SchemaVersionError",
+    "StoreCorruptionWarning",
     "StoreError",
     "StoreFallbackWarning",
     "ToolBlocked",
@@ -80,3 +82,7 @@ class ScarguardWarning(UserWarning):
 
 class StoreFallbackWarning(ScarguardWarning):
     """The default SQLite store could not be used, so the JSON store took its place."""
+
+
+class StoreCorruptionWarning(ScarguardWarning):
+    """A store file could not be read; it was moved aside (never overwritten) and rebuilt."""

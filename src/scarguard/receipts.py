@@ -10,18 +10,31 @@ the hashes are HMACs, so forging a chain needs the key.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
 import os
+import secrets
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from scarguard.stores.protocol import VerifyReport
+if TYPE_CHECKING:
+    # Imported lazily at run time: ``scarguard.stores`` imports the memory store, which
+    # imports this module, so a module-level import here is circular.
+    from scarguard.stores.protocol import VerifyReport
 
-__all__ = ["GENESIS", "KEY_ENV", "Receipt", "load_checkpoint", "seal", "verify_chain", "write_checkpoint"]
+__all__ = [
+    "GENESIS",
+    "KEY_ENV",
+    "Receipt",
+    "load_checkpoint",
+    "seal",
+    "verify_chain",
+    "write_checkpoint",
+]
 
 GENESIS = "0" * 64
 """The ``prev`` of the first receipt."""
@@ -123,6 +136,8 @@ def verify_chain(
     Returns:
         A report naming the first broken sequence number and why.
     """
+    from scarguard.stores.protocol import VerifyReport
+
     prev = GENESIS
     count = 0
     expected_seq = 1
@@ -136,13 +151,11 @@ def verify_chain(
             )
             return VerifyReport(False, count, expected_seq, reason, prev)
         if receipt.prev != prev:
-            return VerifyReport(
-                False, count, receipt.seq, f"receipt {receipt.seq} does not link to its predecessor", prev
-            )
+            reason = f"receipt {receipt.seq} does not link to its predecessor"
+            return VerifyReport(False, count, receipt.seq, reason, prev)
         if not hmac.compare_digest(receipt.hash, receipt.expected_hash(key)):
-            return VerifyReport(
-                False, count, receipt.seq, f"receipt {receipt.seq} was altered (hash mismatch)", prev
-            )
+            reason = f"receipt {receipt.seq} was altered (hash mismatch)"
+            return VerifyReport(False, count, receipt.seq, reason, prev)
         seen[receipt.seq] = receipt.hash
         prev = receipt.hash
         count += 1
@@ -177,10 +190,19 @@ def load_checkpoint(path: str) -> tuple[int, str] | None:
 
 
 def write_checkpoint(path: str, seq: int, head: str) -> None:
-    """Atomically write a ``(seq, hash)`` checkpoint to ``path``."""
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump({"seq": seq, "hash": head}, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    """Atomically write a ``(seq, hash)`` checkpoint to ``path``.
+
+    The temporary file is unique per process and thread, so concurrent writers never
+    share one; it is removed if anything fails before the rename.
+    """
+    tmp = f"{path}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as handle:
+            json.dump({"seq": seq, "hash": head}, handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise

@@ -33,7 +33,8 @@ class _MemoryTransaction:
         self.changed = False
 
     def add_failure(self, failure: Failure) -> Failure:
-        stored = attrs.evolve(failure, id=next(self._store._ids))
+        stored = attrs.evolve(failure, id=self._store._next_id)
+        self._store._next_id += 1
         self._data.failures.append(stored)
         self.changed = True
         return stored
@@ -96,7 +97,10 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._tenants: dict[_Tenant, _TenantData] = {}
         self._chain: list[Receipt] = []
-        self._ids = itertools.count(1)
+        # A plain counter rather than itertools.count: a rolled-back transaction gives its
+        # ids back, as SQLite's AUTOINCREMENT and the JSON store's locked counter do, so
+        # identical histories get identical ids in every store.
+        self._next_id = 1
         self._generation = 0
 
     @property
@@ -114,12 +118,14 @@ class MemoryStore:
             data = self._tenant(scope)
             snapshot = _TenantData(list(data.failures), dict(data.counters), dict(data.constraints))
             chain_length = len(self._chain)
+            next_id = self._next_id
             tx = _MemoryTransaction(self, data)
             try:
                 yield tx
             except BaseException:
                 self._tenants[(scope.workspace, scope.project)] = snapshot
                 del self._chain[chain_length:]
+                self._next_id = next_id
                 raise
             if tx.changed:
                 self._generation += 1

@@ -1,0 +1,97 @@
+"""File helpers shared by the persistent stores: atomic replacement and key ranges.
+
+A file that other processes read is never written in place: the new content goes to a
+temporary file in the same folder (so the rename cannot cross file systems), is flushed to
+disk, renamed over the old file with :func:`os.replace` (atomic on POSIX), and the folder is
+flushed so that the rename itself survives a power cut. A reader therefore sees the old
+file or the new one, never half of either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+
+__all__ = ["append_committed", "atomic_write", "fsync_dir", "prefix_end", "temp_name"]
+
+_LAST_CHAR = "\U0010ffff"
+
+
+def temp_name(path: str) -> str:
+    """Return a fresh temporary name beside ``path``: ``<path>.tmp-<pid>-<random>``."""
+    return f"{path}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+
+
+def fsync_dir(folder: str) -> None:
+    """Flush a folder's entries (renames, creations) to disk, where the platform allows."""
+    try:
+        fd = os.open(folder or ".", os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms that cannot open folders (Windows)
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - file systems that refuse to fsync folders
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, data: bytes, *, mtime_ns: int | None = None) -> None:
+    """Replace ``path`` with ``data`` atomically and durably.
+
+    Args:
+        path: The file to replace.
+        data: Its new content.
+        mtime_ns: A modification time to give the new file (the JSON store makes it
+            strictly increase, so that a stat of the file tells every commit apart).
+
+    The temporary file is removed if anything fails before the rename, without masking the
+    error in flight.
+    """
+    tmp = temp_name(path)
+    try:
+        with open(tmp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mtime_ns is not None:
+            os.utime(tmp, ns=(mtime_ns, mtime_ns))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    fsync_dir(os.path.dirname(path))
+
+
+def append_committed(path: str, committed: int, data: bytes) -> int:
+    """Cut ``path`` back to ``committed`` bytes, append ``data``, flush; return the new length.
+
+    Bytes past ``committed`` are a torn line or a transaction that never committed.
+    """
+    with open(path, "ab") as handle:
+        if handle.tell() != committed:
+            handle.truncate(committed)
+        if data:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+    return committed + len(data)
+
+
+def prefix_end(prefix: str) -> str | None:
+    """Return the smallest string greater than every string that starts with ``prefix``.
+
+    ``key >= prefix AND key < prefix_end(prefix)`` selects exactly the keys starting with
+    ``prefix`` (an index range, unlike ``LIKE``, which also treats ``%`` and ``_`` as
+    wildcards). ``None`` means there is no upper bound (an empty prefix, or one made only
+    of the last code point). SQLite compares UTF-8 bytes, whose order is code point order.
+    """
+    head = prefix.rstrip(_LAST_CHAR)
+    if not head:
+        return None
+    following = ord(head[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # surrogates cannot be encoded: skip the block
+        following = 0xE000
+    return head[:-1] + chr(following)

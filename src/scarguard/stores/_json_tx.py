@@ -1,0 +1,88 @@
+"""A JSON-store transaction: every change is made on copies and kept until commit.
+
+Nothing touches a file while the body of ``JSONStore.transaction`` runs, so an exception
+there leaves the store exactly as it was; the store writes ``failures``, ``receipts`` and
+the changed tenant only after the body returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from scarguard.model import Constraint, Failure
+from scarguard.receipts import GENESIS, Receipt, seal
+from scarguard.stores._json_state import State, Tenant, TenantState
+from scarguard.stores.protocol import CounterValue
+
+__all__ = ["JSONTransaction"]
+
+
+class JSONTransaction:
+    """Changes of one JSON-store transaction, made on copies until the store commits them."""
+
+    def __init__(
+        self, state: State, tenant: Tenant, *, receipts: bool, key: bytes | str | None
+    ) -> None:
+        self._receipts = receipts
+        self._key = key
+        self.tenant = tenant
+        self.data = state.tenants.get(tenant, TenantState()).copy()
+        self.next_id = state.next_id
+        self.receipt_seq = state.receipt_seq
+        self.receipt_head = state.receipt_head
+        self.failures: list[Failure] = []
+        self.receipts: list[Receipt] = []
+        self.changed = False
+
+    def add_failure(self, failure: Failure) -> Failure:
+        stored = attrs.evolve(failure, id=self.next_id)
+        self.next_id += 1
+        self.failures.append(stored)
+        self.changed = True
+        return stored
+
+    def bump(self, key: str, now: float, by: int = 1) -> int:
+        old = self.data.counters.get(key)
+        value = CounterValue((old.count if old else 0) + by, now)
+        self.data.counters[key] = value
+        self.changed = True
+        return value.count
+
+    def count(self, key: str) -> int:
+        value = self.data.counters.get(key)
+        return value.count if value else 0
+
+    def reset(self, prefix: str) -> int:
+        doomed = [k for k in self.data.counters if k.startswith(prefix)]
+        for key in doomed:
+            del self.data.counters[key]
+        self.changed = self.changed or bool(doomed)
+        return len(doomed)
+
+    def constraint(self, key: str) -> Constraint | None:
+        return self.data.constraints.get(key)
+
+    def put_constraint(self, constraint: Constraint) -> None:
+        self.data.constraints.pop(constraint.key, None)
+        self.data.constraints[constraint.key] = constraint
+        self.changed = True
+
+    def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
+        removed = [c for k in keys if (c := self.data.constraints.pop(k, None)) is not None]
+        self.changed = self.changed or bool(removed)
+        return removed
+
+    def constraints(self) -> list[Constraint]:
+        return sorted(self.data.constraints.values(), key=lambda c: (c.created_at, c.key))
+
+    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+        if not self._receipts:
+            return
+        prev = self.receipt_head or GENESIS
+        sealed = seal(self.receipt_seq + 1, prev, type, at, payload, self._key)
+        self.receipts.append(sealed)
+        self.receipt_seq, self.receipt_head = sealed.seq, sealed.hash
+        self.changed = True

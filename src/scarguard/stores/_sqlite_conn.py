@@ -1,0 +1,198 @@
+"""Connections to one SQLite file: one per thread, new ones after ``fork``, busy retries.
+
+An SQLite connection must not be used by two threads at once, nor carried into a child
+process (the child would share the parent's file descriptors and lock state). So each
+thread gets its own connection, and a child process forgets every inherited one: they are
+kept alive but never closed there, since closing would release locks the parent holds.
+
+A write transaction that finds the database busy past ``busy_timeout`` is retried a few
+times with jittered waits by tenacity. The ``Retrying`` object is built only when a retry
+is needed, so the common path costs one ``BEGIN IMMEDIATE`` and nothing else.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+import threading
+import weakref
+
+import tenacity
+
+from scarguard.errors import SchemaVersionError, StoreError
+from scarguard.stores._sqlite_schema import SCHEMA_VERSION, apply_migrations, user_version
+
+__all__ = ["Connections", "is_busy", "rollback"]
+
+_HEADER = b"SQLite format 3\x00"
+_LIVE: weakref.WeakSet[Connections] = weakref.WeakSet()
+_ABANDONED: list[sqlite3.Connection] = []  # inherited across fork: kept alive, never closed
+
+
+def _after_fork_in_child() -> None:
+    for connections in list(_LIVE):
+        connections.forget()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def is_busy(exc: BaseException) -> bool:
+    """Return whether ``exc`` is SQLite reporting another writer ("locked", "busy")."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
+
+
+def rollback(conn: sqlite3.Connection) -> None:
+    """Roll back if a transaction is open; never raise (an exception is already in flight)."""
+    with contextlib.suppress(sqlite3.Error):
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+
+class Connections:
+    """Open, validate and migrate one database file, then hand out per-thread connections.
+
+    Args:
+        path: Absolute path of the database file.
+        durable: ``synchronous=FULL`` instead of ``NORMAL``.
+        busy_timeout_ms: SQLite's own wait for the write lock.
+    """
+
+    retry_attempts = 3
+    """How many times a busy ``BEGIN IMMEDIATE`` is tried before giving up."""
+    retry_wait: tenacity.wait.wait_base = tenacity.wait_random_exponential(multiplier=0.05, max=1)
+    """Jittered wait between busy retries (tests may set ``tenacity.wait_none()``)."""
+
+    def __init__(self, path: str, *, durable: bool, busy_timeout_ms: int) -> None:
+        self.path = path
+        self.durable = durable
+        self.busy_timeout_ms = int(busy_timeout_ms)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._closed = False
+        self._open()
+        _LIVE.add(self)
+
+    def error(self, what: str, exc: BaseException | None = None) -> StoreError:
+        """Return a :class:`StoreError` naming the file, ``what`` failed and why."""
+        detail = f": {exc}" if exc is not None else ""
+        return StoreError(f"SQLite store {self.path}: {what}{detail}", path=self.path)
+
+    def _open(self) -> None:
+        if os.path.isdir(self.path):
+            raise self.error("is a folder, not a database file")
+        try:
+            os.makedirs(os.path.dirname(self.path), exist_ok=True)
+            with open(self.path, "rb") as handle:
+                header = handle.read(len(_HEADER))
+        except FileNotFoundError:
+            header = b""
+        except OSError as exc:
+            raise self.error("cannot create or read the file", exc) from exc
+        if header and header != _HEADER:
+            raise self.error("is not an SQLite database (left untouched)")
+        conn = self._connect()
+        try:
+            self._check_version(conn)  # before the first write: a newer file stays untouched
+            conn.execute("PRAGMA journal_mode=WAL")
+            if user_version(conn) < SCHEMA_VERSION:
+                self.begin(conn)
+                try:
+                    self._check_version(conn)
+                    if user_version(conn) < SCHEMA_VERSION:  # another process may have won
+                        apply_migrations(conn)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    rollback(conn)
+                    raise
+        except StoreError:
+            self.close()
+            raise
+        except sqlite3.Error as exc:
+            self.close()
+            raise self.error("cannot open the database", exc) from exc
+        self._local.conn = conn
+
+    def _check_version(self, conn: sqlite3.Connection) -> None:
+        found = user_version(conn)
+        if found > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"SQLite store {self.path} has schema version {found}, newer than the"
+                f" {SCHEMA_VERSION} this scarguard reads; upgrade scarguard (file left untouched)",
+                path=self.path,
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._closed:
+            raise self.error("the store is closed")
+        try:
+            conn = sqlite3.connect(
+                self.path,
+                isolation_level=None,  # we issue BEGIN IMMEDIATE / COMMIT ourselves
+                check_same_thread=False,  # only so that close() can close every thread's
+                timeout=self.busy_timeout_ms / 1000,
+            )
+            conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+            conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+        except sqlite3.Error as exc:
+            raise self.error("cannot open the database", exc) from exc
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def get(self) -> sqlite3.Connection:
+        """Return this thread's connection, opening it on first use."""
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._local.conn = self._connect()
+        return conn
+
+    def forget(self) -> None:
+        """Drop connections inherited across ``fork`` (called in the child)."""
+        _ABANDONED.extend(self._all)
+        self._all = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    def begin(self, conn: sqlite3.Connection) -> None:
+        """Start a write transaction with ``BEGIN IMMEDIATE``, retrying while busy.
+
+        Raises:
+            StoreError: Still busy after the retries, or another SQLite error.
+        """
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            if not is_busy(exc):
+                raise self.error("cannot start a write transaction", exc) from exc
+            self._retry_begin(conn)
+
+    def _retry_begin(self, conn: sqlite3.Connection) -> None:
+        retrying = tenacity.Retrying(
+            stop=tenacity.stop_after_attempt(self.retry_attempts),
+            wait=self.retry_wait,
+            retry=tenacity.retry_if_exception(is_busy),
+            reraise=True,
+        )
+        try:
+            retrying(conn.execute, "BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise self.error(
+                f"database is locked: still busy after {self.retry_attempts} retries of"
+                f" {self.busy_timeout_ms} ms",
+                exc,
+            ) from exc
+
+    def close(self) -> None:
+        """Close every thread's connection; later use raises :class:`StoreError`."""
+        with self._lock:
+            connections, self._all = self._all, []
+            self._closed = True
+        self._local = threading.local()
+        for conn in connections:
+            with contextlib.suppress(sqlite3.Error):  # closing never matters more than the caller
+                conn.close()
+        _LIVE.discard(self)

@@ -1,0 +1,167 @@
+"""The SQLite schema, as named sqlite-utils migrations, and the version it carries.
+
+``PRAGMA user_version`` holds :data:`SCHEMA_VERSION` once every migration ran; a file with
+a higher number was written by a newer scarguard and is refused before anything is written.
+Migrations run inside the opener's ``BEGIN IMMEDIATE`` transaction (sqlite-utils nests its
+own ``atomic()`` as a savepoint), so several processes opening a fresh file at once apply
+them exactly once.
+
+Every query the stores make has an index: failures by tenant and id (newest first), by
+signature, by tool, by time; counters and constraints by their primary keys (a key range
+serves prefix queries); constraints by creation time (oldest first).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from scarguard.model import Constraint, Failure
+
+__all__ = [
+    "BUMP",
+    "CONSTRAINT_COLUMNS",
+    "CONSTRAINT_SQL",
+    "FAILURE_COLUMNS",
+    "FAILURE_SQL",
+    "INSERT_COLUMNS",
+    "INSERT_FAILURE",
+    "INSERT_RECEIPT",
+    "MIGRATIONS",
+    "PUT_CONSTRAINT",
+    "SCHEMA_VERSION",
+    "TENANT",
+    "apply_migrations",
+    "constraint_from",
+    "failure_from",
+    "user_version",
+]
+
+SCHEMA_VERSION = 1
+"""The ``PRAGMA user_version`` of a database this scarguard wrote."""
+
+FAILURE_COLUMNS = tuple(f.name for f in attrs.fields(Failure))
+"""The columns of ``Failure.to_row()``, in a fixed order (``id`` included)."""
+CONSTRAINT_COLUMNS = tuple(f.name for f in attrs.fields(Constraint))
+"""The columns of ``Constraint.to_row()``, in a fixed order."""
+
+INSERT_COLUMNS = tuple(c for c in FAILURE_COLUMNS if c != "id")
+FAILURE_SQL = ", ".join(FAILURE_COLUMNS)
+CONSTRAINT_SQL = ", ".join(CONSTRAINT_COLUMNS)
+TENANT = "workspace = ? AND project = ?"
+INSERT_FAILURE = (
+    f"INSERT INTO failures (workspace, project, {', '.join(INSERT_COLUMNS)})"
+    f" VALUES (?, ?, {', '.join('?' * len(INSERT_COLUMNS))})"
+)
+PUT_CONSTRAINT = (
+    f"INSERT OR REPLACE INTO constraints (workspace, project, {CONSTRAINT_SQL})"
+    f" VALUES (?, ?, {', '.join('?' * len(CONSTRAINT_COLUMNS))})"
+)
+BUMP = (
+    "INSERT INTO counters (workspace, project, key, count, last_at) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (workspace, project, key)"
+    " DO UPDATE SET count = count + excluded.count, last_at = excluded.last_at"
+)
+INSERT_RECEIPT = (
+    "INSERT INTO receipts (seq, prev, type, at_ms, payload, hash) VALUES (?, ?, ?, ?, ?, ?)"
+)
+
+
+def failure_from(row: Sequence[Any]) -> Failure:
+    """Build a failure from a row selected as ``FAILURE_SQL``."""
+    return Failure.from_row(dict(zip(FAILURE_COLUMNS, row, strict=True)))
+
+
+def constraint_from(row: Sequence[Any]) -> Constraint:
+    """Build a constraint from a row selected as ``CONSTRAINT_SQL``."""
+    return Constraint.from_row(dict(zip(CONSTRAINT_COLUMNS, row, strict=True)))
+
+
+MIGRATIONS = Migrations("scarguard")
+
+_INITIAL = (
+    """CREATE TABLE failures (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        blame TEXT NOT NULL,
+        at REAL NOT NULL,
+        session TEXT NOT NULL,
+        action_class TEXT,
+        targets TEXT NOT NULL,
+        args TEXT NOT NULL,
+        error TEXT,
+        status_code INTEGER,
+        duration_ms REAL,
+        agent TEXT,
+        provider TEXT
+    )""",
+    "CREATE INDEX failures_by_id ON failures (workspace, project, id)",
+    "CREATE INDEX failures_by_signature ON failures (workspace, project, signature, id)",
+    "CREATE INDEX failures_by_tool ON failures (workspace, project, tool, id)",
+    "CREATE INDEX failures_by_at ON failures (workspace, project, at)",
+    """CREATE TABLE counters (
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        key TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        last_at REAL NOT NULL,
+        PRIMARY KEY (workspace, project, key)
+    ) WITHOUT ROWID""",
+    """CREATE TABLE constraints (
+        workspace TEXT NOT NULL,
+        project TEXT NOT NULL,
+        key TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        signature TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        hint TEXT NOT NULL,
+        level TEXT NOT NULL,
+        occurrences INTEGER NOT NULL,
+        created_at REAL NOT NULL,
+        updated_at REAL NOT NULL,
+        expires_at REAL,
+        tool TEXT,
+        target TEXT,
+        action_class TEXT,
+        fingerprint TEXT,
+        params TEXT NOT NULL,
+        PRIMARY KEY (workspace, project, key)
+    )""",
+    "CREATE INDEX constraints_by_age ON constraints (workspace, project, created_at, key)",
+    # UNIQUE(prev): two writers can never both extend the same head, so the chain cannot fork.
+    """CREATE TABLE receipts (
+        seq INTEGER PRIMARY KEY,
+        prev TEXT NOT NULL UNIQUE,
+        type TEXT NOT NULL,
+        at_ms INTEGER NOT NULL,
+        payload TEXT NOT NULL,
+        hash TEXT NOT NULL
+    )""",
+)
+
+
+@MIGRATIONS(name="0001_initial")
+def _initial(db: Database) -> None:
+    for statement in _INITIAL:
+        db.execute(statement)
+
+
+def user_version(conn: sqlite3.Connection) -> int:
+    """Return the schema version stored in the file (0 for a new file)."""
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def apply_migrations(conn: sqlite3.Connection) -> None:
+    """Apply pending migrations and stamp the version, inside the caller's transaction."""
+    db = Database(conn, recursive_triggers=False, execute_plugins=False)
+    MIGRATIONS.apply(db)
+    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -1,0 +1,122 @@
+"""Open the right store for a path, URL or store object.
+
+==============================  ============================================
+``None``                        ``$SCARGUARD_PATH``, else ``.scarguard/memory.db`` in the CWD
+``":memory:"``                  :class:`~scarguard.stores.MemoryStore`
+``*.db``, ``*.sqlite(3)``       :class:`~scarguard.stores.SQLiteStore`
+``*.json``                      :class:`~scarguard.stores.JSONStore`
+``postgresql://…``              the PostgreSQL store (not installed yet)
+a :class:`Store`                itself
+==============================  ============================================
+
+Only the built-in default falls back: when SQLite cannot be imported or the default
+database cannot be opened, the JSON store beside it (``.scarguard/memory.json``) is used,
+announced by exactly one :class:`~scarguard.errors.StoreFallbackWarning` and one log line.
+A path the caller chose (argument or ``SCARGUARD_PATH``) that fails to open raises
+:class:`~scarguard.errors.StoreError`: silently writing somewhere else would split the memory.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+import os
+import warnings
+from pathlib import Path
+
+from scarguard.errors import (
+    ConfigurationError,
+    SchemaVersionError,
+    StoreError,
+    StoreFallbackWarning,
+)
+from scarguard.stores.json_store import JSONStore
+from scarguard.stores.memory import MemoryStore
+from scarguard.stores.protocol import Store
+
+__all__ = ["DEFAULT_PATH", "PATH_ENV", "default_path", "open_store"]
+
+DEFAULT_PATH = os.path.join(".scarguard", "memory.db")
+"""Where the memory lives when no path is given, relative to the working directory."""
+PATH_ENV = "SCARGUARD_PATH"
+"""The environment variable that overrides :data:`DEFAULT_PATH`."""
+
+_log = logging.getLogger(__name__)
+_SQLITE_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_POSTGRES = ("postgresql://", "postgres://")
+_FORMS = "None, ':memory:', a *.db / *.sqlite / *.sqlite3 or *.json path, a postgresql:// URL"
+
+
+def default_path() -> Path:
+    """Return ``$SCARGUARD_PATH`` if set, else ``.scarguard/memory.db`` under the CWD."""
+    configured = os.environ.get(PATH_ENV)
+    return Path(configured) if configured else Path.cwd() / DEFAULT_PATH
+
+
+def open_store(
+    path: str | os.PathLike[str] | Store | None = None,
+    *,
+    durable: bool = False,
+    receipts: bool | None = None,
+    receipt_key: bytes | str | None = None,
+) -> Store:
+    """Open the store ``path`` names (see the module docstring for the accepted forms).
+
+    Args:
+        path: A path, URL, ``":memory:"``, a store, or ``None`` for the default.
+        durable: SQLite only: ``synchronous=FULL``.
+        receipts: Keep the receipt chain (default: on for files, off in memory).
+        receipt_key: HMAC key for the chain (default: ``SCARGUARD_RECEIPT_KEY``).
+
+    Raises:
+        ConfigurationError: ``path`` is of no accepted form.
+        StoreError: An explicitly named store cannot be opened.
+    """
+    if path is None:
+        if os.environ.get(PATH_ENV):
+            return open_store(
+                default_path(), durable=durable, receipts=receipts, receipt_key=receipt_key
+            )
+        return _open_default(durable=durable, receipts=receipts, receipt_key=receipt_key)
+    if not isinstance(path, (str, os.PathLike)):
+        if isinstance(path, Store):
+            return path
+        raise ConfigurationError(f"cannot open a store from {path!r}; give one of: {_FORMS}")
+    text = os.fspath(path)
+    keep = True if receipts is None else receipts
+    if text == ":memory:":
+        return MemoryStore(receipts=bool(receipts), receipt_key=receipt_key)
+    if text.lower().startswith(_POSTGRES):
+        raise ConfigurationError("PostgreSQL store not installed yet")
+    suffix = os.path.splitext(text)[1].lower()
+    if suffix in _SQLITE_SUFFIXES:
+        from scarguard.stores.sqlite import SQLiteStore  # imports sqlite3
+
+        return SQLiteStore(text, durable=durable, receipts=keep, receipt_key=receipt_key)
+    if suffix == ".json":
+        return JSONStore(text, receipts=keep, receipt_key=receipt_key)
+    raise ConfigurationError(f"cannot open a store from {text!r}; give one of: {_FORMS}")
+
+
+def _open_default(
+    *, durable: bool, receipts: bool | None, receipt_key: bytes | str | None
+) -> Store:
+    target = default_path()
+    keep = True if receipts is None else receipts
+    try:
+        importlib.import_module("sqlite3")
+        from scarguard.stores.sqlite import SQLiteStore
+
+        return SQLiteStore(target, durable=durable, receipts=keep, receipt_key=receipt_key)
+    except SchemaVersionError:
+        raise  # a newer scarguard's data: falling back would split the memory
+    except (ImportError, StoreError) as exc:
+        reason = f"{type(exc).__name__}: {exc}"
+    fallback = target.with_suffix(".json")
+    message = (
+        f"scarguard could not use the SQLite store {target} ({reason}); using the JSON store"
+        f" {fallback} instead"
+    )
+    _log.warning(message)
+    warnings.warn(message, StoreFallbackWarning, stacklevel=3)
+    return JSONStore(fallback, receipts=keep, receipt_key=receipt_key)

@@ -1,0 +1,388 @@
+"""The JSON store: the fallback when SQLite is unavailable, safe for many processes.
+
+The discipline (file layout in ``_json_state``):
+
+* Every transaction holds an exclusive ``flock`` on ``<path>.lock``; every read a shared
+  one. Inside the lock the state is reloaded if the file changed, so a writer always
+  builds on the latest commit: the last writer never silently wins, and ids (kept in the
+  state) are never handed out twice.
+* A transaction works on copies; nothing is written until the body returns. Then it
+  appends to the journals, flushes them, and renames a new state into place: that rename
+  is the commit. An exception in the body leaves every file as it was.
+* A state file that cannot be parsed is never overwritten: it is renamed to
+  ``<name>.corrupt-<UTC time>``, reported by a :class:`StoreCorruptionWarning` and a log
+  line, and the store rebuilds from the journals (failures, next id and receipt chain;
+  counters and constraints are relearned).
+* :meth:`JSONStore.generation` is the state file's ``(inode, mtime_ns, size)``; a commit
+  sets the new file's mtime strictly past the old one, so the token never repeats.
+* Temporary files left by killed writers (``<path>.tmp-<pid>-*``) are swept at open.
+
+POSIX only (``fcntl``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import logging
+import os
+import threading
+import time
+import warnings
+import weakref
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
+from scarguard.model import Constraint, Failure, Scope
+from scarguard.receipts import Receipt, load_checkpoint, verify_chain
+from scarguard.receipts import write_checkpoint as _write_checkpoint
+from scarguard.stores import _json_state as js
+from scarguard.stores._files import append_committed, atomic_write
+from scarguard.stores._json_tx import JSONTransaction
+from scarguard.stores._locking import file_lock
+from scarguard.stores.protocol import CounterValue, VerifyReport
+from scarguard.stores.records import export_records, import_records
+
+__all__ = ["JSONStore"]
+
+_log = logging.getLogger(__name__)
+_STALE_SECONDS = 60.0
+
+
+_LIVE: weakref.WeakSet[JSONStore] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for store in list(_LIVE):  # a mutex held by another parent thread would never be freed
+        store._mutex = threading.RLock()
+        store._depth = 0
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+class JSONStore:
+    """Keep the failure memory in a JSON state file and two JSON-lines journals.
+
+    Args:
+        path: The state file (``.json``); journals, lock and checkpoint go beside it.
+        receipts: Whether to keep the tamper-evident receipt chain.
+        receipt_key: HMAC key for the chain (default: ``SCARGUARD_RECEIPT_KEY``).
+        clock: Seconds since the epoch; decides when a temporary file is stale.
+
+    Raises:
+        StoreError: The path is a folder, its folder cannot be created, or the file is JSON
+            that scarguard did not write (left untouched).
+        SchemaVersionError: The file was written by a newer scarguard (left untouched).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        receipts: bool = True,
+        receipt_key: bytes | str | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._path = os.path.abspath(os.fspath(path))
+        stem = self._path[:-5] if self._path.endswith(".json") else self._path
+        self.failures_path = stem + ".failures.jsonl"
+        self.receipts_path = stem + ".receipts.jsonl"
+        self.lock_path = self._path + ".lock"
+        self.receipts = receipts
+        self._key = receipt_key
+        self._clock = clock
+        self._mutex = threading.RLock()
+        self._depth = 0  # > 0 while this store's file lock is held (by the mutex's owner)
+        self._state = js.State()
+        self._stat: Hashable = None
+        self._cache: dict[js.Tenant, list[Failure]] = {}
+        self._cache_at = (-1, 0)  # (epoch, offset) of the journal read into _cache
+        if os.path.isdir(self._path):
+            raise StoreError(f"JSON store {self._path}: is a folder, not a file", path=self._path)
+        try:
+            os.makedirs(os.path.dirname(self._path), exist_ok=True)
+        except OSError as exc:
+            raise self._error("cannot create its folder", exc) from exc
+        with self._locked(exclusive=True):
+            js.sweep_temps(self._path, now=self._clock(), stale_after=_STALE_SECONDS)
+        _LIVE.add(self)
+
+    @property
+    def location(self) -> str:
+        """The state file's absolute path."""
+        return self._path
+
+    @property
+    def checkpoint_path(self) -> str:
+        """Where :meth:`verify` keeps the chain checkpoint: ``<path>.head``."""
+        return self._path + ".head"
+
+    def _error(self, what: str, exc: BaseException | None = None) -> StoreError:
+        detail = f": {exc}" if exc is not None else ""
+        return StoreError(f"JSON store {self._path}: {what}{detail}", path=self._path)
+
+    def _stat_token(self) -> Hashable:
+        try:
+            st = os.stat(self._path)
+        except FileNotFoundError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    @contextmanager
+    def _locked(self, *, exclusive: bool) -> Iterator[js.State]:
+        """Hold the mutex and the file lock, with the state reloaded if the file changed.
+
+        A read that finds the state corrupt retries under the exclusive lock, which
+        quarantines and rebuilds it. A read inside this thread's own transaction reuses
+        the lock it already holds (a second ``flock`` would wait for itself).
+        """
+        with self._mutex:
+            if self._depth:
+                yield self._state
+                return
+            self._depth += 1
+            try:
+                if not exclusive:
+                    with file_lock(self.lock_path, exclusive=False):
+                        if self._refresh(repair=False):
+                            yield self._state
+                            return
+                with file_lock(self.lock_path, exclusive=True):
+                    self._refresh(repair=True)
+                    yield self._state
+            finally:
+                self._depth -= 1
+
+    def _refresh(self, *, repair: bool) -> bool:
+        """Reload the state if the file changed; return False if it is corrupt (no repair)."""
+        token = self._stat_token()
+        if token is not None and token == self._stat:
+            return True
+        try:
+            with open(self._path, "rb") as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            data = b""
+        except OSError as exc:
+            raise self._error("cannot read the state file", exc) from exc
+        try:
+            state = js.parse_state(data) if data else self._rebuild()
+        except js.NewerFormat as exc:
+            raise SchemaVersionError(
+                f"JSON store {self._path} has format {exc.found}, newer than the {js.FORMAT}"
+                " this scarguard reads; upgrade scarguard (file left untouched)",
+                path=self._path,
+            ) from exc
+        except js.ForeignFile as exc:
+            raise self._error("is JSON that scarguard did not write (left untouched)") from exc
+        except js.CorruptState as exc:
+            if not repair:
+                return False
+            self._quarantine(str(exc))
+            state, token = self._rebuild(), None
+        self._state, self._stat = state, token
+        return True
+
+    def _quarantine(self, reason: str) -> None:
+        aside = js.quarantine(self._path, now=self._clock())
+        message = (
+            f"JSON store {self._path} was unreadable ({reason}); moved aside to {aside} and"
+            " rebuilt from its journals (failures and receipts kept; counters and"
+            " constraints will be relearned)"
+        )
+        _log.warning(message)
+        warnings.warn(message, StoreCorruptionWarning, stacklevel=5)
+
+    def _read_journal(self, path: str) -> bytes:
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            return b""
+        except OSError as exc:
+            raise self._error(f"cannot read {path}", exc) from exc
+
+    def _rebuild(self) -> js.State:
+        """Rebuild a state from the journals alone (no state file, or a corrupt one)."""
+        return js.rebuild(
+            self._read_journal(self.failures_path),
+            self._read_journal(self.receipts_path),
+            epoch=int(self._clock() * 1000),
+        )
+
+    @contextmanager
+    def transaction(self, scope: Scope) -> Iterator[JSONTransaction]:
+        """Hold the exclusive file lock; write nothing unless the body returns."""
+        with self._locked(exclusive=True) as state:
+            tx = JSONTransaction(
+                state, (scope.workspace, scope.project), receipts=self.receipts, key=self._key
+            )
+            yield tx
+            if tx.changed:
+                self._commit(state, tx)
+
+    def _append(self, path: str, committed: int, lines: Iterable[bytes]) -> int:
+        try:
+            return append_committed(path, committed, b"".join(lines))
+        except OSError as exc:
+            raise self._error(f"cannot write {path}", exc) from exc
+
+    def _commit(self, state: js.State, tx: JSONTransaction) -> None:
+        tenants = dict(state.tenants)
+        tenants[tx.tenant] = tx.data
+        new = state.evolve(
+            next_id=tx.next_id,
+            receipt_seq=tx.receipt_seq,
+            receipt_head=tx.receipt_head,
+            tenants=tenants,
+            failures_bytes=self._append(
+                self.failures_path,
+                state.failures_bytes,
+                (js.failure_line(tx.tenant, f) for f in tx.failures),
+            ),
+            receipts_bytes=self._append(
+                self.receipts_path, state.receipts_bytes, map(js.receipt_line, tx.receipts)
+            ),
+        )
+        self._write_state(new)
+
+    def _write_state(self, state: js.State) -> None:
+        """Rename a new state into place (the commit point), its mtime past the old one."""
+        mtime = time.time_ns()
+        if isinstance(self._stat, tuple):
+            mtime = max(mtime, self._stat[1] + 1)
+        try:
+            atomic_write(self._path, js.dump_state(state), mtime_ns=mtime)
+        except OSError as exc:
+            raise self._error("cannot write the state file", exc) from exc
+        self._state, self._stat = state, self._stat_token()
+
+    def generation(self) -> Hashable:
+        """Return the state file's ``(inode, mtime_ns, size)``: changes with every commit."""
+        return self._stat_token()
+
+    def load_constraints(self, scope: Scope) -> list[Constraint]:
+        """Return the tenant's constraints, oldest first."""
+        with self._locked(exclusive=False) as state:
+            data = state.tenants.get((scope.workspace, scope.project), js.TenantState())
+            return sorted(data.constraints.values(), key=lambda c: (c.created_at, c.key))
+
+    def _failures(self, state: js.State, tenant: js.Tenant) -> list[Failure]:
+        """Bring the failure cache up to the committed journal; return the tenant's list."""
+        epoch, offset = self._cache_at
+        if epoch != state.epoch or offset > state.failures_bytes:
+            self._cache, offset = {}, 0
+        if offset < state.failures_bytes:
+            data = self._read_journal(self.failures_path)[: state.failures_bytes]
+            for end, record in js.read_lines(data, offset):
+                if record is None:
+                    _log.warning(
+                        "%s: skipped an unreadable line ending at byte %d", self.failures_path, end
+                    )
+                elif "clear" in record:
+                    self._cache.pop((str(record["clear"][0]), str(record["clear"][1])), None)
+                else:
+                    key = (str(record["workspace"]), str(record["project"]))
+                    self._cache.setdefault(key, []).append(Failure.from_row(record))
+                offset = end
+        self._cache_at = (state.epoch, offset)
+        return list(self._cache.get(tenant, ()))
+
+    def failures(
+        self,
+        scope: Scope,
+        *,
+        limit: int | None = None,
+        since: float | None = None,
+        tool: str | None = None,
+        signature: str | None = None,
+    ) -> list[Failure]:
+        """Return the tenant's failures, newest first."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be None or >= 0, not {limit}")
+        with self._locked(exclusive=False) as state:
+            rows = self._failures(state, (scope.workspace, scope.project))
+        matching = (
+            f
+            for f in reversed(rows)
+            if (since is None or f.at >= since)
+            and (tool is None or f.tool == tool)
+            and (signature is None or f.signature == signature)
+        )
+        return list(itertools.islice(matching, limit))
+
+    def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
+        """Return the tenant's counters under ``prefix``."""
+        with self._locked(exclusive=False) as state:
+            data = state.tenants.get((scope.workspace, scope.project), js.TenantState())
+            return {k: v for k, v in data.counters.items() if k.startswith(prefix)}
+
+    def clear(self, scope: Scope) -> None:
+        """Forget the tenant's records; other tenants and the chain are untouched."""
+        tenant = (scope.workspace, scope.project)
+        with self._locked(exclusive=True) as state:
+            tenants = {k: v for k, v in state.tenants.items() if k != tenant}
+            end = self._append(self.failures_path, state.failures_bytes, [js.clear_line(tenant)])
+            self._write_state(state.evolve(tenants=tenants, failures_bytes=end))
+
+    def wipe(self) -> None:
+        """Forget every tenant, the receipt chain and its checkpoint (ids are not reused)."""
+        with self._locked(exclusive=True) as state:
+            epoch = max(state.epoch + 1, int(self._clock() * 1000))
+            self._write_state(js.State(next_id=state.next_id, epoch=epoch))
+            for path in (self.failures_path, self.receipts_path):
+                self._append(path, 0, ())
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.checkpoint_path)
+
+    def verify(self) -> VerifyReport:
+        """Check the chain against the state's head and the checkpoint; advance the latter."""
+        if not self.receipts:
+            return VerifyReport(True, 0)
+        saved = load_checkpoint(self.checkpoint_path)
+        with self._locked(exclusive=False) as state:
+            data = self._read_journal(self.receipts_path)[: state.receipts_bytes]
+        chain: list[Receipt] = []
+        for _end, record in js.read_lines(data):
+            try:
+                chain.append(Receipt.from_row(record or {}))
+            except (KeyError, TypeError):
+                n = len(chain) + 1
+                return VerifyReport(False, len(chain), n, f"receipt {n} is unreadable")
+        report = verify_chain(chain, key=self._key, checkpoint=saved)
+        if report.valid and (report.count, report.head) != (state.receipt_seq, state.receipt_head):
+            reason = f"chain ends at {report.count} but the store's head is {state.receipt_seq}"
+            return VerifyReport(
+                False, report.count, min(report.count, state.receipt_seq) + 1, reason, report.head
+            )
+        if report.valid and report.head is not None and (saved is None or saved[0] <= report.count):
+            _write_checkpoint(self.checkpoint_path, report.count, report.head)
+        return report
+
+    def checkpoint(self) -> VerifyReport:
+        """Verify the chain and record its head beside the store; return the report."""
+        return self.verify()
+
+    def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
+        """Yield the tenant's records in the shared export format."""
+        tenant = (scope.workspace, scope.project)
+        with self._locked(exclusive=False) as state:
+            data = state.tenants.get(tenant, js.TenantState())
+            rows = self._failures(state, tenant)
+            records = list(export_records(rows, data.counters, data.constraints.values()))
+        yield from records
+
+    def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add exported records to the tenant (all or nothing)."""
+        with self.transaction(scope) as tx:
+            return import_records(tx, records)
+
+    def close(self) -> None:
+        """Drop cached state (no handle stays open between operations)."""
+        self._cache.clear()
+
+    def __repr__(self) -> str:
+        return f"JSONStore({self._path!r})"

@@ -1,0 +1,331 @@
+"""The SQLite store: the default, shared safely by many threads and processes on one file.
+
+The discipline, and why:
+
+* **WAL journal, ``synchronous=NORMAL``** (``FULL`` with ``durable=True``): readers never
+  block the writer and a commit costs one WAL append instead of a journal round trip.
+* **Every write is one ``BEGIN IMMEDIATE`` … ``COMMIT``**: the write lock is taken at the
+  start, so a read-then-write transaction (bump a counter, append a receipt) can never fail
+  half way with ``SQLITE_BUSY`` on lock upgrade, as a deferred ``BEGIN`` (sqlite-utils'
+  ``atomic()``) does under concurrent writers. Any exception rolls back, and the rollback
+  never masks the exception in flight.
+* **One connection per thread, new ones after ``fork``** (see ``_sqlite_conn``), and busy
+  past ``busy_timeout`` retried by tenacity, then raised as :class:`StoreError`.
+* **Cheap revalidation**: :meth:`SQLiteStore.generation` is ``PRAGMA data_version`` (which
+  changes when another connection commits) plus a counter of this process's own commits
+  (which ``data_version`` does not see).
+* **Receipts** live in the same file and are appended in the same transaction as what they
+  attest; ``UNIQUE(prev)`` keeps the chain from forking. A checkpoint of the head is kept
+  beside the store (``<path>.head``) to catch a truncated or rolled-back file.
+* :meth:`SQLiteStore.clear` leaves the chain alone (it is append-only); receipts are the
+  engine's to append, and a store never invents one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import sqlite3
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import attrs
+
+from scarguard.model import Constraint, Failure, Scope
+from scarguard.receipts import GENESIS, Receipt, load_checkpoint, seal, verify_chain
+from scarguard.receipts import write_checkpoint as _write_checkpoint
+from scarguard.stores._files import prefix_end
+from scarguard.stores._sqlite_conn import Connections, rollback
+from scarguard.stores._sqlite_schema import (
+    BUMP,
+    CONSTRAINT_SQL,
+    FAILURE_SQL,
+    INSERT_COLUMNS,
+    INSERT_FAILURE,
+    INSERT_RECEIPT,
+    PUT_CONSTRAINT,
+    TENANT,
+    constraint_from,
+    failure_from,
+)
+from scarguard.stores.protocol import CounterValue, VerifyReport
+from scarguard.stores.records import export_records, import_records
+
+__all__ = ["SQLiteStore"]
+
+_T = TypeVar("_T")
+_TABLES = ("failures", "counters", "constraints")
+
+
+def _range(prefix: str) -> tuple[str, list[str]]:
+    """Return the SQL and parameters selecting keys that start with ``prefix``."""
+    end = prefix_end(prefix)
+    if end is None:
+        return " AND key >= ?", [prefix]
+    return " AND key >= ? AND key < ?", [prefix, end]
+
+
+def _constraints(conn: sqlite3.Connection, tenant: tuple[str, str]) -> list[Constraint]:
+    sql = f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {TENANT} ORDER BY created_at, key"
+    return [constraint_from(r) for r in conn.execute(sql, tenant)]
+
+
+class _SQLiteTransaction:
+    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, scope: Scope) -> None:
+        self._store = store
+        self._conn = conn
+        self._tenant = (scope.workspace, scope.project)
+        self.changed = False
+
+    def add_failure(self, failure: Failure) -> Failure:
+        row = failure.to_row()
+        values = (*self._tenant, *(row[c] for c in INSERT_COLUMNS))
+        cursor = self._conn.execute(INSERT_FAILURE, values)
+        self.changed = True
+        return attrs.evolve(failure, id=cursor.lastrowid)
+
+    def bump(self, key: str, now: float, by: int = 1) -> int:
+        self._conn.execute(BUMP, (*self._tenant, key, by, now))
+        self.changed = True
+        return self.count(key)
+
+    def count(self, key: str) -> int:
+        sql = f"SELECT count FROM counters WHERE {TENANT} AND key = ?"
+        row = self._conn.execute(sql, (*self._tenant, key)).fetchone()
+        return int(row[0]) if row else 0
+
+    def reset(self, prefix: str) -> int:
+        where, params = _range(prefix)
+        sql = f"DELETE FROM counters WHERE {TENANT}{where}"
+        deleted = self._conn.execute(sql, (*self._tenant, *params)).rowcount
+        self.changed = self.changed or deleted > 0
+        return deleted
+
+    def constraint(self, key: str) -> Constraint | None:
+        sql = f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {TENANT} AND key = ?"
+        row = self._conn.execute(sql, (*self._tenant, key)).fetchone()
+        return constraint_from(row) if row else None
+
+    def put_constraint(self, constraint: Constraint) -> None:
+        row = constraint.to_row()
+        self._conn.execute(PUT_CONSTRAINT, (*self._tenant, *row.values()))
+        self.changed = True
+
+    def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
+        removed = []
+        for key in keys:
+            existing = self.constraint(key)
+            if existing is not None:
+                sql = f"DELETE FROM constraints WHERE {TENANT} AND key = ?"
+                self._conn.execute(sql, (*self._tenant, key))
+                removed.append(existing)
+        self.changed = self.changed or bool(removed)
+        return removed
+
+    def constraints(self) -> list[Constraint]:
+        return _constraints(self._conn, self._tenant)
+
+    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+        if not self._store.receipts:
+            return
+        sql = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
+        head = self._conn.execute(sql).fetchone()
+        seq, prev = (int(head[0]) + 1, str(head[1])) if head else (1, GENESIS)
+        sealed = seal(seq, prev, type, at, payload, self._store._key)
+        self._conn.execute(INSERT_RECEIPT, tuple(sealed.to_row().values()))
+        self.changed = True
+
+
+class SQLiteStore:
+    """Keep the failure memory in one SQLite file shared by threads and processes.
+
+    Args:
+        path: The database file; missing parent folders are created.
+        durable: Use ``synchronous=FULL``: a commit survives a power cut, at about 1 ms.
+            The default (``NORMAL``) survives a crash of the process, not of the machine.
+        busy_timeout_ms: How long SQLite waits for another writer before reporting busy.
+        receipts: Whether to keep the tamper-evident receipt chain.
+        receipt_key: HMAC key for the chain (default: ``SCARGUARD_RECEIPT_KEY``).
+
+    Raises:
+        StoreError: The path is a folder, cannot be created, or is not an SQLite file (a
+            file that is not SQLite is left byte-for-byte untouched).
+        SchemaVersionError: The file was written by a newer scarguard (left untouched).
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        durable: bool = False,
+        busy_timeout_ms: int = 5000,
+        receipts: bool = True,
+        receipt_key: bytes | str | None = None,
+    ) -> None:
+        self._path = os.path.abspath(os.fspath(path))
+        self.receipts = receipts
+        self._key = receipt_key
+        self._commits = itertools.count(1)
+        self._own = 0
+        self._db = Connections(self._path, durable=durable, busy_timeout_ms=busy_timeout_ms)
+
+    @property
+    def location(self) -> str:
+        """The database file's absolute path."""
+        return self._path
+
+    @property
+    def checkpoint_path(self) -> str:
+        """Where :meth:`verify` keeps the chain checkpoint: ``<path>.head``."""
+        return self._path + ".head"
+
+    @contextmanager
+    def transaction(self, scope: Scope) -> Iterator[_SQLiteTransaction]:
+        """Hold SQLite's write lock (``BEGIN IMMEDIATE``); roll back if the body raises."""
+        conn = self._db.get()
+        self._db.begin(conn)
+        tx = _SQLiteTransaction(self, conn, scope)
+        try:
+            yield tx
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise self._db.error("write failed", exc) from exc
+        except BaseException:
+            rollback(conn)
+            raise
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise self._db.error("commit failed", exc) from exc
+        if tx.changed:
+            self._own = next(self._commits)
+
+    def generation(self) -> Hashable:
+        """Return ``(PRAGMA data_version, own commits)``: changes when anyone commits."""
+        return (self._db.get().execute("PRAGMA data_version").fetchone()[0], self._own)
+
+    def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
+        """Run ``read`` on this thread's connection, in one read transaction if asked."""
+        conn = self._db.get()
+        try:
+            if not snapshot:
+                return read(conn)
+            conn.execute("BEGIN")
+            try:
+                return read(conn)
+            finally:
+                rollback(conn)
+        except sqlite3.Error as exc:
+            raise self._db.error("read failed", exc) from exc
+
+    def load_constraints(self, scope: Scope) -> list[Constraint]:
+        """Return the tenant's constraints, oldest first."""
+        return self._read(lambda conn: _constraints(conn, (scope.workspace, scope.project)))
+
+    def failures(
+        self,
+        scope: Scope,
+        *,
+        limit: int | None = None,
+        since: float | None = None,
+        tool: str | None = None,
+        signature: str | None = None,
+    ) -> list[Failure]:
+        """Return the tenant's failures, newest first (each filter served by an index)."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be None or >= 0, not {limit}")
+        sql = f"SELECT {FAILURE_SQL} FROM failures WHERE {TENANT}"
+        params: list[Any] = [scope.workspace, scope.project]
+        filters = (("at >= ?", since), ("tool = ?", tool), ("signature = ?", signature))
+        for condition, value in filters:
+            if value is not None:
+                sql += f" AND {condition}"
+                params.append(value)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        return self._read(lambda conn: [failure_from(r) for r in conn.execute(sql, params)])
+
+    def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
+        """Return the tenant's counters under ``prefix`` (a key range, not ``LIKE``)."""
+        where, params = _range(prefix)
+        sql = f"SELECT key, count, last_at FROM counters WHERE {TENANT}{where} ORDER BY key"
+        values = (scope.workspace, scope.project, *params)
+        return self._read(
+            lambda conn: {k: CounterValue(c, t) for k, c, t in conn.execute(sql, values)}
+        )
+
+    def _write(self, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        conn = self._db.get()
+        self._db.begin(conn)
+        try:
+            for sql, params in statements:
+                conn.execute(sql, params)
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise self._db.error("write failed", exc) from exc
+        except BaseException:
+            rollback(conn)
+            raise
+        self._own = next(self._commits)
+
+    def clear(self, scope: Scope) -> None:
+        """Delete the tenant's failures, counters and constraints; the chain stays."""
+        tenant = (scope.workspace, scope.project)
+        self._write((f"DELETE FROM {table} WHERE {TENANT}", tenant) for table in _TABLES)
+
+    def wipe(self) -> None:
+        """Delete every tenant's records, the receipt chain and its checkpoint."""
+        self._write((f"DELETE FROM {table}", ()) for table in (*_TABLES, "receipts"))
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.checkpoint_path)
+
+    def verify(self) -> VerifyReport:
+        """Check the chain against the checkpoint; when valid, advance the checkpoint."""
+        if not self.receipts:
+            return VerifyReport(True, 0)
+        saved = load_checkpoint(self.checkpoint_path)
+
+        def read(conn: sqlite3.Connection) -> VerifyReport:
+            sql = "SELECT seq, prev, type, at_ms, payload, hash FROM receipts ORDER BY seq"
+            chain = (Receipt(*row) for row in conn.execute(sql))
+            return verify_chain(chain, key=self._key, checkpoint=saved)
+
+        report = self._read(read, snapshot=True)
+        if report.valid and report.head is not None and (saved is None or saved[0] <= report.count):
+            _write_checkpoint(self.checkpoint_path, report.count, report.head)
+        return report
+
+    def checkpoint(self) -> VerifyReport:
+        """Verify the chain and record its head beside the store; return the report."""
+        return self.verify()
+
+    def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
+        """Yield the tenant's records in the shared export format (one consistent snapshot)."""
+        tenant = (scope.workspace, scope.project)
+
+        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+            sql = f"SELECT {FAILURE_SQL} FROM failures WHERE {TENANT} ORDER BY id"
+            failures = [failure_from(r) for r in conn.execute(sql, tenant)]
+            sql = f"SELECT key, count, last_at FROM counters WHERE {TENANT}"
+            counters = {k: CounterValue(c, t) for k, c, t in conn.execute(sql, tenant)}
+            return list(export_records(failures, counters, _constraints(conn, tenant)))
+
+        yield from self._read(read, snapshot=True)
+
+    def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add exported records to the tenant in one transaction (all or nothing)."""
+        with self.transaction(scope) as tx:
+            return import_records(tx, records)
+
+    def close(self) -> None:
+        """Close every thread's connection; the store may not be used afterwards."""
+        self._db.close()
+
+    def __repr__(self) -> str:
+        return f"SQLiteStore({self._path!r})"

@@ -1,0 +1,288 @@
+"""The contract every store passes: memory, SQLite and JSON give identical answers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import pytest
+
+from helpers.factories import constraint, failure
+from scarguard.errors import StoreError
+from scarguard.model import Scope
+from scarguard.stores import Store
+
+SCOPE = Scope("acme", "web")
+OTHER = Scope("acme", "api")
+KINDS = ("memory", "sqlite", "json")
+
+
+def add(store: Store, *failures: Any, scope: Scope = SCOPE) -> list[Any]:
+    with store.transaction(scope) as tx:
+        return [tx.add_failure(f) for f in failures]
+
+
+def test_add_failure_ids_increase_and_are_unique_across_tenants(store: Store) -> None:
+    """Ids given by add_failure increase and are never shared between tenants."""
+    first = add(store, failure(0), failure(1))
+    second = add(store, failure(2), scope=OTHER)
+    ids = [f.id for f in first + second]
+    assert ids == sorted(ids) and len(set(ids)) == 3 and ids[0] == 1
+
+
+def test_add_failure_returns_the_failure_with_only_its_id_set(store: Store) -> None:
+    """The stored failure equals the input apart from the id, and reads back identical."""
+    (stored,) = add(store, failure(7))
+    assert stored.id is not None
+    assert stored == attrs.evolve(failure(7), id=stored.id)
+    assert store.failures(SCOPE) == [stored]
+
+
+def test_bump_count_and_missing_counter(store: Store) -> None:
+    """bump creates at zero and adds; count reads it; a missing counter counts zero."""
+    with store.transaction(SCOPE) as tx:
+        assert tx.count("k") == 0
+        assert tx.bump("k", 1.0) == 1
+        assert tx.bump("k", 2.0, by=3) == 4
+        assert tx.bump("zero", 2.5, by=0) == 0
+        assert tx.count("k") == 4
+    counters = store.counters(SCOPE)
+    assert {k: (v.count, v.last_at) for k, v in counters.items()} == {
+        "k": (4, 2.0),
+        "zero": (0, 2.5),
+    }
+
+
+PREFIX_KEYS = [
+    "a:",
+    "a:b",
+    "a:bc",
+    "ab",
+    "a",
+    "b",
+    "a%b",
+    "a_b",
+    "axb",
+    "é:1",
+    "é",
+    "ê",
+    "\U0010ffff",
+    "a\U0010ffffz",
+    "a\U0010ffff",
+    "z\ud7ff",
+    "z\ue000",
+]
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    ["", "a", "a:", "a:b", "a%", "a_", "é", "\U0010ffff", "a\U0010ffff", "z\ud7ff", "nope"],
+)
+def test_counters_and_reset_select_exactly_the_keys_with_the_prefix(
+    store: Store, prefix: str
+) -> None:
+    """counters(prefix) and reset(prefix) act on exactly the keys starting with prefix."""
+    with store.transaction(SCOPE) as tx:
+        for key in PREFIX_KEYS:
+            tx.bump(key, 1.0)
+    expected = {k for k in PREFIX_KEYS if k.startswith(prefix)}
+    assert set(store.counters(SCOPE, prefix)) == expected
+    with store.transaction(SCOPE) as tx:
+        assert tx.reset(prefix) == len(expected)
+    assert set(store.counters(SCOPE)) == set(PREFIX_KEYS) - expected
+
+
+def test_put_replace_and_remove_constraints(store: Store) -> None:
+    """put inserts or replaces by key; remove returns only the constraints that existed."""
+    old = constraint("k1", created_at=5.0)
+    newer = constraint("k1", created_at=5.0, occurrences=3, level="warn")
+    with store.transaction(SCOPE) as tx:
+        tx.put_constraint(old)
+        tx.put_constraint(newer)
+        assert tx.constraint("k1") == newer
+        assert tx.constraint("missing") is None
+        tx.put_constraint(constraint("k2"))
+    with store.transaction(SCOPE) as tx:
+        assert tx.remove_constraints(["missing", "k1", "k1"]) == [newer]
+    assert [c.key for c in store.load_constraints(SCOPE)] == ["k2"]
+
+
+def test_constraints_come_oldest_first_then_by_key(store: Store) -> None:
+    """constraints() and load_constraints() order by creation time, then key."""
+    with store.transaction(SCOPE) as tx:
+        for key, created in [("c", 3.0), ("b", 1.0), ("a", 3.0), ("d", 2.0)]:
+            tx.put_constraint(constraint(key, created_at=created))
+        inside = [c.key for c in tx.constraints()]
+    assert inside == ["b", "d", "a", "c"]
+    assert [c.key for c in store.load_constraints(SCOPE)] == ["b", "d", "a", "c"]
+
+
+def test_failures_newest_first_with_filters_and_limit(store: Store) -> None:
+    """failures() returns newest first and honours since, tool, signature and limit."""
+    add(
+        store,
+        failure(0, tool="a", signature="x", at=10.0),
+        failure(1, tool="b", signature="x", at=20.0),
+        failure(2, tool="a", signature="y", at=30.0),
+        failure(3, tool="a", signature="x", at=40.0),
+    )
+    add(store, failure(9, tool="a"), scope=OTHER)
+
+    def fps(**filters: Any) -> list[str]:
+        return [f.fingerprint for f in store.failures(SCOPE, **filters)]
+
+    assert fps() == ["fp3", "fp2", "fp1", "fp0"]
+    assert fps(limit=2) == ["fp3", "fp2"]
+    assert fps(limit=0) == []
+    assert fps(since=20.0) == ["fp3", "fp2", "fp1"]
+    assert fps(tool="a") == ["fp3", "fp2", "fp0"]
+    assert fps(signature="x", tool="a") == ["fp3", "fp0"]
+    assert fps(tool="a", since=25.0, limit=1) == ["fp3"]
+    assert fps(tool="none") == []
+
+
+def script(store: Store) -> None:
+    """Apply one fixed history (two tenants, every operation) to ``store``."""
+    with store.transaction(SCOPE) as tx:
+        for i in range(5):
+            stored = tx.add_failure(failure(i, signature="x" if i % 2 else "y"))
+            tx.bump(f"sig:{stored.signature}", stored.at)
+            tx.receipt("failure", {"id": stored.id, "at": stored.at}, stored.at)
+        tx.put_constraint(constraint("k1", created_at=3.0))
+        tx.put_constraint(constraint("k2", created_at=1.0, params={"v": 0.1}))
+    with pytest.raises(RuntimeError), store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(99))
+        raise RuntimeError("rolled back")
+    with store.transaction(OTHER) as tx:
+        tx.add_failure(failure(5, tool="shell", error=None, duration_ms=None))
+        tx.bump("sig:z", 7.5, by=2)
+    with store.transaction(SCOPE) as tx:
+        tx.reset("sig:y")
+        tx.remove_constraints(["k1"])
+        tx.add_failure(failure(6))
+
+
+def snapshot(store: Store) -> tuple[Any, ...]:
+    return tuple(
+        (store.failures(s), store.counters(s), store.load_constraints(s)) for s in (SCOPE, OTHER)
+    )
+
+
+def test_identical_history_gives_identical_values_in_every_store(
+    store_factory: Callable[..., Store],
+) -> None:
+    """One script run on memory, SQLite and JSON gives equal failures, counters, constraints."""
+    results = {}
+    for kind in KINDS:
+        opened = store_factory(kind)
+        script(opened)
+        results[kind] = snapshot(opened)
+        assert opened.verify().valid and opened.verify().count == 5
+    assert results["sqlite"] == results["memory"]
+    assert results["json"] == results["memory"]
+    assert [f.id for f in results["memory"][0][0]] == [7, 5, 4, 3, 2, 1]
+
+
+def test_rollback_on_exception_leaves_nothing_and_reraises_the_same_exception(
+    store: Store,
+) -> None:
+    """An exception in the body rolls everything back and reaches the caller unchanged."""
+    add(store, failure(0))
+    before = (snapshot(store), store.generation(), store.verify())
+    error = ValueError("tool failed")
+    with pytest.raises(ValueError) as caught, store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(1))
+        tx.bump("k", 1.0)
+        tx.put_constraint(constraint())
+        tx.receipt("failure", {"x": 1}, 1.0)
+        raise error
+    assert caught.value is error
+    assert (snapshot(store), store.generation(), store.verify()) == before
+
+
+def test_generation_changes_after_a_commit_and_not_after_reads(store: Store) -> None:
+    """generation() moves with each committed change, never with reads or empty transactions."""
+    first = store.generation()
+    store.failures(SCOPE)
+    store.counters(SCOPE)
+    store.load_constraints(SCOPE)
+    with store.transaction(SCOPE) as tx:
+        tx.count("nothing")
+    assert store.generation() == first
+    seen = {first}
+    for i in range(5):
+        with store.transaction(SCOPE) as tx:
+            tx.bump("k", float(i))
+        seen.add(store.generation())
+    assert len(seen) == 6
+
+
+def test_clear_touches_only_its_tenant_and_wipe_removes_all(store: Store) -> None:
+    """clear(scope) forgets one tenant (receipts stay); wipe() forgets everything."""
+    for scope in (SCOPE, OTHER):
+        with store.transaction(scope) as tx:
+            tx.add_failure(failure(0))
+            tx.bump("k", 1.0)
+            tx.put_constraint(constraint())
+            tx.receipt("failure", {"scope": scope.project}, 1.0)
+    store.clear(SCOPE)
+    assert snapshot(store)[0] == ([], {}, [])
+    assert (
+        len(store.failures(OTHER)) == 1 and store.counters(OTHER) and store.load_constraints(OTHER)
+    )
+    assert store.verify().count == 2
+    store.wipe()
+    assert snapshot(store) == (([], {}, []), ([], {}, []))
+    assert store.verify().count == 0
+
+
+@pytest.mark.parametrize("target", KINDS)
+def test_export_then_import_into_another_store_gives_identical_values(
+    store: Store, store_factory: Callable[..., Store], target: str
+) -> None:
+    """export() of one store imported into a fresh store of any kind reproduces the tenant."""
+    script(store)
+    records = list(store.export(SCOPE))
+    other = store_factory(target)
+    assert other.import_(SCOPE, records) == len(records) - 1
+
+    def without_ids(s: Store) -> list[Any]:  # the importing store gives its own ids
+        return [attrs.evolve(f, id=None) for f in s.failures(SCOPE)]
+
+    assert without_ids(other) == without_ids(store)
+    assert other.counters(SCOPE) == store.counters(SCOPE)
+    assert other.load_constraints(SCOPE) == store.load_constraints(SCOPE)
+    assert list(other.export(SCOPE)) == records
+
+
+def test_receipts_verify_with_the_right_count(store: Store) -> None:
+    """Receipts appended in transactions form a chain that verifies with its length."""
+    for i in range(3):
+        with store.transaction(SCOPE) as tx:
+            tx.receipt("failure", {"i": i, "f": 0.1 * i}, 1.5 + i)
+    report = store.verify()
+    assert report.valid and report.count == 3 and report.first_broken is None and report.head
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"record": "failure", "tool": "x"},
+        {"record": "counter", "key": "k", "count": "many", "last_at": 1.0},
+        {"record": "mystery"},
+        {"record": "header", "format": 999},
+    ],
+)
+def test_import_of_a_malformed_record_raises_and_keeps_nothing(
+    store: Store, bad: dict[str, Any]
+) -> None:
+    """A malformed record fails the whole import with StoreError; nothing of it is kept."""
+    good = [
+        {"record": "header", "format": 1},
+        {"record": "counter", "key": "k", "count": 2, "last_at": 1.0},
+        {"record": "failure", **{k: v for k, v in failure(0).to_row().items() if k != "id"}},
+    ]
+    with pytest.raises(StoreError):
+        store.import_(SCOPE, [*good, bad])
+    assert snapshot(store)[0] == ([], {}, [])

@@ -1,0 +1,129 @@
+"""open_store: each accepted form, the default path, and the one announced JSON fallback."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import warnings
+from pathlib import Path
+
+import pytest
+
+from scarguard.errors import ConfigurationError, StoreError, StoreFallbackWarning
+from scarguard.stores import (
+    DEFAULT_PATH,
+    JSONStore,
+    MemoryStore,
+    SQLiteStore,
+    default_path,
+    open_store,
+)
+from scarguard.stores.factory import PATH_ENV
+
+
+@pytest.fixture(autouse=True)
+def no_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(PATH_ENV, raising=False)
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("m.db", SQLiteStore),
+        ("m.sqlite", SQLiteStore),
+        ("m.SQLITE3", SQLiteStore),
+        ("m.json", JSONStore),
+    ],
+)
+def test_paths_open_the_store_their_suffix_names(tmp_path: Path, name: str, kind: type) -> None:
+    """*.db / *.sqlite / *.sqlite3 open SQLite, *.json opens JSON, str or Path alike."""
+    for path in (tmp_path / name, str(tmp_path / name)):
+        store = open_store(path)
+        assert isinstance(store, kind) and store.location == str(tmp_path / name)
+        store.close()
+
+
+def test_memory_and_store_instances() -> None:
+    """ ":memory:" opens a MemoryStore; a store instance is returned as is."""
+    memory = open_store(":memory:")
+    assert isinstance(memory, MemoryStore) and not memory.receipts
+    assert open_store(memory) is memory
+    assert open_store(":memory:", receipts=True).receipts  # type: ignore[attr-defined]
+
+
+def test_options_reach_the_store(tmp_path: Path) -> None:
+    """durable, receipts and receipt_key are passed to the store."""
+    store = open_store(tmp_path / "d.db", durable=True, receipts=False, receipt_key="k")
+    assert isinstance(store, SQLiteStore) and not store.receipts and store._key == "k"
+    assert store._db.get().execute("PRAGMA synchronous").fetchone()[0] == 2
+
+
+@pytest.mark.parametrize("url", ["postgresql://u@h/db", "postgres://h/db"])
+def test_postgres_urls_are_not_installed_yet(url: str) -> None:
+    """PostgreSQL URLs raise ConfigurationError for now."""
+    with pytest.raises(ConfigurationError, match="PostgreSQL"):
+        open_store(url)
+
+
+@pytest.mark.parametrize("bad", ["memory.txt", "noext", 42])
+def test_anything_else_names_the_accepted_forms(bad: object) -> None:
+    """Unknown forms raise ConfigurationError listing what is accepted."""
+    with pytest.raises(ConfigurationError, match=r"\.json"):
+        open_store(bad)  # type: ignore[arg-type]
+
+
+def test_default_path_is_under_the_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """None opens .scarguard/memory.db under the working directory, without any warning."""
+    monkeypatch.chdir(tmp_path)
+    assert default_path() == tmp_path / DEFAULT_PATH
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store = open_store()
+    assert isinstance(store, SQLiteStore) and store.location == str(tmp_path / DEFAULT_PATH)
+
+
+def test_scarguard_path_overrides_the_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SCARGUARD_PATH names the store used for None, of whatever kind."""
+    monkeypatch.setenv(PATH_ENV, str(tmp_path / "env.json"))
+    store = open_store()
+    assert isinstance(store, JSONStore) and store.location == str(tmp_path / "env.json")
+
+
+def test_an_unusable_default_falls_back_to_json_with_one_warning(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """When SQLite cannot open the default, JSON beside it is used: one warning, one log line."""
+    monkeypatch.chdir(tmp_path)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise sqlite3.OperationalError("unable to open database file")
+
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    with caplog.at_level(logging.WARNING), pytest.warns(StoreFallbackWarning) as caught:
+        store = open_store()
+    assert len(caught) == 1
+    assert "memory.db" in str(caught[0].message) and "unable to open" in str(caught[0].message)
+    assert isinstance(store, JSONStore)
+    assert store.location == str(tmp_path / ".scarguard" / "memory.json")
+    assert len([r for r in caplog.records if "JSON store" in r.getMessage()]) == 1
+
+
+def test_a_folder_at_the_default_path_falls_back_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder where the default database should be also falls back to JSON."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / DEFAULT_PATH).mkdir(parents=True)
+    with pytest.warns(StoreFallbackWarning):
+        assert isinstance(open_store(), JSONStore)
+
+
+def test_an_explicit_path_that_fails_raises(tmp_path: Path) -> None:
+    """An explicit path that cannot be opened raises StoreError; no silent fallback."""
+    (tmp_path / "x.db").mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(StoreError):
+            open_store(tmp_path / "x.db")

@@ -1,0 +1,132 @@
+"""Many processes on one store file: nothing lost, no lock errors, survives SIGKILL and fork."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.factories import failure
+from scarguard.model import Scope
+from scarguard.stores import open_store
+
+pytestmark = pytest.mark.slow
+
+WRITER = Path(__file__).parent / "helpers" / "writer.py"
+SCOPE = Scope("w", "p")
+SUFFIX = {"sqlite": "db", "json": "json"}
+
+
+def spawn(path: Path, count: int, tag: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(WRITER), str(path), str(count), tag],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "json"])
+def test_four_processes_of_500_records_lose_nothing(tmp_path: Path, kind: str) -> None:
+    """4 processes x 500 one-transaction records: no errors, 2000 distinct ids, chain verifies."""
+    path = tmp_path / f"shared.{SUFFIX[kind]}"
+    writers = [spawn(path, 500, f"t{n}") for n in range(4)]
+    acked: list[int] = []
+    for writer in writers:
+        out, err = writer.communicate(timeout=120)
+        lines = out.split()
+        assert writer.returncode == 0 and "ERROR" not in out, (out[-500:], err[-2000:])
+        assert lines[-1] == "DONE"
+        acked.extend(int(x) for x in lines[:-1])
+    assert len(acked) == len(set(acked)) == 2000
+    store = open_store(path)
+    stored = store.failures(SCOPE)
+    assert len(stored) == 2000 and {f.id for f in stored} == set(acked)
+    counters = store.counters(SCOPE)
+    assert counters["sig:edit_failed"].count == 2000
+    assert all(counters[f"tool:t{n}"].count == 500 for n in range(4))
+    report = store.verify()
+    assert report.valid and report.count == 2000, report
+    store.close()
+    if kind == "sqlite":
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "json"])
+@pytest.mark.parametrize("acks", [25, 120, 300])
+def test_sigkill_mid_stream_keeps_every_acknowledged_record(
+    tmp_path: Path, kind: str, acks: int
+) -> None:
+    """A writer killed after N acknowledgements: the store reopens with all N, and verifies."""
+    path = tmp_path / f"crash.{SUFFIX[kind]}"
+    for round_ in range(2):  # the second round writes on top of the first crash's leftovers
+        writer = spawn(path, 0, f"r{round_}")
+        assert writer.stdout is not None
+        acked = []
+        while len(acked) < acks:
+            line = writer.stdout.readline()
+            assert line and not line.startswith("ERROR"), line
+            acked.append(int(line))
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+        writer.stdout.close()
+        writer.stderr.close()  # type: ignore[union-attr]
+        store = open_store(path)
+        ids = {f.id for f in store.failures(SCOPE)}
+        assert set(acked) <= ids
+        report = store.verify()
+        assert report.valid and report.count == len(ids), report
+        with store.transaction(SCOPE) as tx:  # writable after the crash
+            stored = tx.add_failure(failure(0))
+            tx.receipt("failure", {"id": stored.id}, stored.at)
+        assert not list(tmp_path.glob("*.tmp-*"))
+        store.close()
+    if kind == "sqlite":
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def _child_writes(store: object, count: int) -> None:
+    for i in range(count):
+        with store.transaction(SCOPE) as tx:  # type: ignore[attr-defined]
+            stored = tx.add_failure(failure(i, session="child"))
+            tx.bump("child", stored.at)
+            tx.receipt("failure", {"id": stored.id}, stored.at)
+    store.close()  # type: ignore[attr-defined]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("kind", ["sqlite", "json"])
+def test_forked_child_writes_with_its_own_connection(tmp_path: Path, kind: str) -> None:
+    """A store used in the parent keeps working in a forked child and in the parent after it."""
+    path = tmp_path / f"fork.{SUFFIX[kind]}"
+    store = open_store(path)
+    with store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0, session="parent"))
+        tx.receipt("failure", {"id": 1}, 1.0)
+    assert store.failures(SCOPE)  # the parent's connection is open and has read
+    context = multiprocessing.get_context("fork")
+    children = [context.Process(target=_child_writes, args=(store, 50)) for _ in range(2)]
+    for child in children:
+        child.start()
+    with store.transaction(SCOPE) as tx:  # the parent writes while the children do
+        tx.add_failure(failure(1, session="parent"))
+        tx.receipt("failure", {"id": 2}, 2.0)
+    for child in children:
+        child.join(timeout=60)
+        assert child.exitcode == 0
+    assert len(store.failures(SCOPE)) == 102
+    assert store.counters(SCOPE)["child"].count == 100
+    report = store.verify()
+    assert report.valid and report.count == 102
+    store.close()
+    if kind == "sqlite":
+        with sqlite3.connect(path) as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

@@ -1,0 +1,268 @@
+"""SQLiteStore: schema and migrations, PRAGMAs, indexes, busy handling, bad input."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tenacity
+
+from helpers.factories import failure
+from scarguard.errors import SchemaVersionError, StoreError
+from scarguard.model import Scope
+from scarguard.stores import SQLiteStore
+from scarguard.stores._sqlite_conn import Connections
+from scarguard.stores._sqlite_schema import FAILURE_COLUMNS, SCHEMA_VERSION
+
+SCOPE = Scope("acme", "web")
+
+
+def raw(store: SQLiteStore) -> sqlite3.Connection:
+    return sqlite3.connect(store.location)
+
+
+def test_schema_is_migrated_and_versioned(fresh_db: SQLiteStore) -> None:
+    """A new file gets every table, the named migration and PRAGMA user_version."""
+    with raw(fresh_db) as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        assert {"failures", "counters", "constraints", "receipts", "_sqlite_migrations"} <= tables
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        names = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations")]
+        assert names == ["0001_initial"]
+        columns = [r[1] for r in conn.execute("PRAGMA table_info(failures)")]
+        assert set(FAILURE_COLUMNS) | {"workspace", "project"} == set(columns)
+
+
+def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
+    """Opening an existing file keeps its data and applies no migration again."""
+    path = tmp_path / "m.db"
+    with SQLiteStore(path).transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+    again = SQLiteStore(path)
+    assert len(again.failures(SCOPE)) == 1
+    with raw(again) as conn:
+        assert conn.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize(("durable", "level"), [(False, 1), (True, 2)])
+def test_wal_and_synchronous_pragmas(tmp_path: Path, durable: bool, level: int) -> None:
+    """The journal is WAL; synchronous is NORMAL, or FULL with durable=True."""
+    store = SQLiteStore(tmp_path / "p.db", durable=durable, busy_timeout_ms=1234)
+    conn = store._db.get()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA synchronous").fetchone()[0] == level
+    assert conn.execute("PRAGMA busy_timeout").fetchone()[0] == 1234
+
+
+@pytest.mark.parametrize(
+    ("sql", "params"),
+    [
+        ("SELECT * FROM failures WHERE workspace=? AND project=? ORDER BY id DESC LIMIT 5", 2),
+        ("SELECT * FROM failures WHERE workspace=? AND project=? AND tool=? ORDER BY id DESC", 3),
+        ("SELECT * FROM failures WHERE workspace=? AND project=? AND signature=? ORDER BY id", 3),
+        ("SELECT * FROM failures WHERE workspace=? AND project=? AND at>=?", 3),
+        ("SELECT * FROM counters WHERE workspace=? AND project=? AND key>=? AND key<?", 4),
+        ("SELECT * FROM constraints WHERE workspace=? AND project=? ORDER BY created_at, key", 2),
+    ],
+)
+def test_every_query_uses_an_index(fresh_db: SQLiteStore, sql: str, params: int) -> None:
+    """The planner answers each store query from an index, never a table scan."""
+    plan = " ".join(
+        str(r[-1]) for r in fresh_db._db.get().execute(f"EXPLAIN QUERY PLAN {sql}", ["x"] * params)
+    )
+    assert "USING" in plan and "TEMP B-TREE" not in plan, plan
+
+
+def test_newer_schema_is_refused_and_left_untouched(tmp_path: Path) -> None:
+    """A file with a higher user_version raises SchemaVersionError naming file and versions."""
+    path = tmp_path / "newer.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    before = path.read_bytes()
+    with pytest.raises(SchemaVersionError) as caught:
+        SQLiteStore(path)
+    assert str(path) in str(caught.value) and "99" in str(caught.value)
+    assert caught.value.path == str(path)
+    assert path.read_bytes() == before
+    assert not Path(f"{path}-wal").exists()
+
+
+def test_a_file_that_is_not_sqlite_is_refused_byte_identical(tmp_path: Path) -> None:
+    """A non-SQLite file raises StoreError and is not modified."""
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"these are my notes, not a database\n" * 10)
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not an SQLite database"):
+        SQLiteStore(path)
+    assert path.read_bytes() == before
+
+
+def test_a_folder_is_refused(tmp_path: Path) -> None:
+    """A path that is a folder raises StoreError naming it."""
+    (tmp_path / "dir.db").mkdir()
+    with pytest.raises(StoreError, match="folder") as caught:
+        SQLiteStore(tmp_path / "dir.db")
+    assert caught.value.path == str(tmp_path / "dir.db")
+
+
+def test_parent_folders_are_created(tmp_path: Path) -> None:
+    """Missing parent folders are created."""
+    store = SQLiteStore(tmp_path / "a" / "b" / "c.db")
+    assert Path(store.location).exists()
+
+
+def test_a_parent_that_is_a_file_raises_store_error(tmp_path: Path) -> None:
+    """A parent path that cannot be a folder raises StoreError, not OSError."""
+    (tmp_path / "plain").write_text("x")
+    with pytest.raises(StoreError):
+        SQLiteStore(tmp_path / "plain" / "x.db")
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root ignores permissions")
+def test_a_read_only_folder_raises_store_error(tmp_path: Path) -> None:
+    """A folder where the file cannot be created raises StoreError."""
+    folder = tmp_path / "ro"
+    folder.mkdir()
+    folder.chmod(0o500)
+    try:
+        with pytest.raises(StoreError):
+            SQLiteStore(folder / "x.db")
+    finally:
+        folder.chmod(0o700)
+
+
+def hold_write_lock(path: str) -> sqlite3.Connection:
+    blocker = sqlite3.connect(path, isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    return blocker
+
+
+def test_busy_past_the_retries_raises_store_error_naming_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another writer holding the lock past every retry gives a StoreError saying "locked"."""
+    monkeypatch.setattr(Connections, "retry_wait", tenacity.wait_none())
+    store = SQLiteStore(tmp_path / "busy.db", busy_timeout_ms=1)
+    blocker = hold_write_lock(store.location)
+    with pytest.raises(StoreError, match="locked") as caught, store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+    assert caught.value.path == store.location
+    blocker.execute("ROLLBACK")
+    with store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+    assert len(store.failures(SCOPE)) == 1
+
+
+def test_busy_is_retried_and_succeeds_once_the_lock_is_free(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A busy BEGIN IMMEDIATE is retried by tenacity; the retry succeeds when the lock frees."""
+    store = SQLiteStore(tmp_path / "busy.db", busy_timeout_ms=1)
+    blocker = hold_write_lock(store.location)
+    waits: list[int] = []
+
+    def release_then_retry(state: Any) -> float:
+        waits.append(state.attempt_number)
+        if blocker.in_transaction:
+            blocker.execute("ROLLBACK")
+        return 0.0
+
+    monkeypatch.setattr(Connections, "retry_wait", staticmethod(release_then_retry))
+    with store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+    assert waits and len(store.failures(SCOPE)) == 1
+
+
+def test_generation_sees_commits_of_other_connections(tmp_path: Path) -> None:
+    """Another store on the same file committing changes this store's generation."""
+    path = tmp_path / "g.db"
+    mine, theirs = SQLiteStore(path), SQLiteStore(path)
+    before = mine.generation()
+    with theirs.transaction(SCOPE) as tx:
+        tx.bump("k", 1.0)
+    assert mine.generation() != before
+
+
+def test_each_thread_has_its_own_connection_and_threads_lose_nothing(
+    fresh_db: SQLiteStore,
+) -> None:
+    """Four threads writing 50 records each use four connections and keep all 200 records."""
+    connections = set()
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            connections.add(id(fresh_db._db.get()))
+            for i in range(50):
+                with fresh_db.transaction(SCOPE) as tx:
+                    tx.add_failure(failure(i))
+                    tx.bump("k", 1.0)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(connections) == 4
+    assert len(fresh_db.failures(SCOPE)) == 200 and fresh_db.counters(SCOPE)["k"].count == 200
+
+
+def test_a_closed_store_raises_store_error(tmp_path: Path) -> None:
+    """Using a store after close() raises StoreError."""
+    store = SQLiteStore(tmp_path / "c.db")
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.failures(SCOPE)
+
+
+def test_location_is_the_absolute_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """location is the database file's absolute path."""
+    monkeypatch.chdir(tmp_path)
+    assert SQLiteStore("rel.db").location == str(tmp_path / "rel.db")
+
+
+def test_clear_adds_no_receipt_and_wipe_removes_the_checkpoint(fresh_db: SQLiteStore) -> None:
+    """clear() leaves the chain as it was; wipe() also deletes the checkpoint file."""
+    with fresh_db.transaction(SCOPE) as tx:
+        tx.receipt("failure", {"x": 1}, 1.0)
+    assert fresh_db.verify().count == 1
+    fresh_db.clear(SCOPE)
+    assert fresh_db.verify().count == 1
+    assert Path(fresh_db.checkpoint_path).exists()
+    fresh_db.wipe()
+    assert not Path(fresh_db.checkpoint_path).exists()
+    assert fresh_db.verify().valid
+
+
+def test_ids_are_not_reused_after_wipe(fresh_db: SQLiteStore) -> None:
+    """After wipe() new failures get ids above every id ever given."""
+    with fresh_db.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+        tx.add_failure(failure(1))
+    fresh_db.wipe()
+    with fresh_db.transaction(SCOPE) as tx:
+        assert tx.add_failure(failure(2)).id == 3
+
+
+def test_receipts_off_verifies_empty(tmp_path: Path) -> None:
+    """With receipts=False nothing is chained and verify() is valid with count 0."""
+    store = SQLiteStore(tmp_path / "r.db", receipts=False)
+    with store.transaction(SCOPE) as tx:
+        tx.receipt("failure", {"x": 1}, 1.0)
+    assert store.verify().valid and store.verify().count == 0
+    with raw(store) as conn:
+        assert conn.execute("SELECT count(*) FROM receipts").fetchone()[0] == 0
+
+
+def test_the_chain_cannot_fork(fresh_db: SQLiteStore) -> None:
+    """UNIQUE(prev): a second receipt extending the same head is rejected by the schema."""
+    with fresh_db.transaction(SCOPE) as tx:
+        tx.receipt("failure", {"x": 1}, 1.0)
+    with raw(fresh_db) as conn, pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO receipts VALUES (9, ?, 't', 1, '{}', 'h')", ("0" * 64,))
