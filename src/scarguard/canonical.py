@@ -101,12 +101,41 @@ def _safe_str(value: object) -> str:
     return "" if " at 0x" in text else text
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _is_flat(value: Mapping[str, Any]) -> bool:
+    """Return whether a mapping is already canonical: string keys, short scalar values.
+
+    Most tool arguments are; for them the recursive walk of :func:`to_jsonable` is skipped
+    (this runs on every guarded call).
+    """
+    if type(value) is not dict or len(value) > MAX_ITEMS:
+        return False
+    for key, item in value.items():
+        kind = type(item)
+        if type(key) is not str:
+            return False
+        if kind is str:
+            if len(item) > MAX_STRING:
+                return False
+        elif kind is float:
+            if not math.isfinite(item):
+                return False
+        elif not (kind is int or kind is bool or item is None):
+            return False
+    return True
+
+
 def canonical_json(value: Any) -> str:
     """Return compact, key-sorted JSON of :func:`to_jsonable` of ``value``."""
-    return json.dumps(to_jsonable(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if isinstance(value, dict) and _is_flat(value):
+        return _ENCODER.encode(value)
+    return _ENCODER.encode(to_jsonable(value))
 
 
 def fingerprint(tool: str, args: Mapping[str, Any]) -> str:
     """Return the fingerprint of a call: a hash of the tool and its canonical arguments."""
-    payload = canonical_json({"tool": tool, "args": args})
+    safe = args if _is_flat(args) else to_jsonable(args)
+    payload = _ENCODER.encode({"args": safe, "tool": to_jsonable(tool)})
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:24]
