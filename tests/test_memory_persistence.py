@@ -1,0 +1,84 @@
+"""The engine on real files: what one process learns, a fresh process refuses."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from scarguard import FailureMemory
+
+RECORD = """
+from scarguard import FailureMemory
+memory = FailureMemory({path!r}, workspace="acme", project="web")
+args = {{"path": "app.py", "old_string": "def main(", "new_string": "def run("}}
+memory.record("edit_file", args, error="Error: old_string not found in app.py")
+memory.close()
+"""
+
+CHECK = """
+from scarguard import FailureMemory
+memory = FailureMemory({path!r}, workspace="acme", project="web")
+args = {{"path": "app.py", "old_string": "def main(", "new_string": "def run("}}
+decision = memory.check("edit_file", args)
+print("allowed" if decision.allowed else "refused")
+print(decision.message)
+"""
+
+
+def run(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", ["memory.db", "memory.json"])
+def test_failure_recorded_in_one_process_blocks_the_call_in_the_next(
+    tmp_path: Path, name: str
+) -> None:
+    """A second, freshly started process refuses the call the first one saw fail."""
+    path = str(tmp_path / name)
+    run(RECORD.format(path=path))
+    out = run(CHECK.format(path=path)).splitlines()
+    assert out[0] == "refused"
+    assert "edit_file" in out[1]
+
+
+@pytest.mark.parametrize("name", ["memory.db", "memory.json"])
+def test_other_process_constraints_are_seen_without_reopening(tmp_path: Path, name: str) -> None:
+    """An open memory sees a constraint another process just wrote, on its next check."""
+    path = str(tmp_path / name)
+    memory = FailureMemory(path, workspace="acme", project="web")
+    args = {"path": "app.py", "old_string": "def main(", "new_string": "def run("}
+    assert memory.check("edit_file", args).allowed
+    run(RECORD.format(path=path))
+    assert not memory.check("edit_file", args).allowed
+    memory.close()
+
+
+def test_other_tenants_in_the_same_file_are_unaffected(tmp_path: Path) -> None:
+    """A constraint learned for one project does not refuse the call in another project."""
+    path = str(tmp_path / "memory.db")
+    run(RECORD.format(path=path))
+    other = FailureMemory(path, workspace="acme", project="api")
+    assert other.check(
+        "edit_file", {"path": "app.py", "old_string": "def main(", "new_string": "def run("}
+    ).allowed
+    other.close()
+
+
+def test_receipt_chain_covers_engine_records(tmp_path: Path) -> None:
+    """Every failure and batched success the engine writes verifies as one chain."""
+    memory = FailureMemory(tmp_path / "memory.db")
+    for i in range(5):
+        memory.record("bash", {"command": f"job {i}"}, error="exit code 1")
+        memory.record("read_file", {"path": f"{i}.py"}, ok=True)
+    report = memory.verify()
+    assert report.valid
+    assert report.count >= 6
+    memory.close()
