@@ -1,1 +1,92 @@
-"""scarguard: failure memory for tool-calling AI agents."""
+"""scarguard: a failure memory for tool-calling AI agents.
+
+Wrap a tool with :func:`guarded_tool`; before each call scarguard checks what has already
+failed and refuses a call known to fail again, with a reason the LLM can act on; after each
+call it records the outcome and learns from repeated agent mistakes, never from
+infrastructure noise. :class:`PromptGuard` renders what it knows as a prompt block.
+"""
+
+from scarguard.adapters import MLTrainingAdapter, ToolCallAdapter
+from scarguard.decorators import GuardedTool, Retry, ToolStats, failure_when, guarded_tool
+from scarguard.errors import (
+    ConfigurationError,
+    ScarguardError,
+    ScarguardWarning,
+    SchemaVersionError,
+    StoreCorruptionWarning,
+    StoreError,
+    StoreFallbackWarning,
+    ToolBlocked,
+)
+from scarguard.memory import Classification, FailureMemory, default_memory, set_default_memory
+from scarguard.model import (
+    Blame,
+    Call,
+    Constraint,
+    ConstraintKind,
+    Convergence,
+    Decision,
+    Failure,
+    Level,
+    Outcome,
+    Pattern,
+    RecordResult,
+    Scope,
+    Violation,
+)
+from scarguard.policy import Policy
+from scarguard.prompt import GuardView, PromptGuard
+from scarguard.redact import Redactor
+from scarguard.signatures import Signature, SignatureBank
+from scarguard.stores import JSONStore, MemoryStore, Store, open_store
+from scarguard.stores.protocol import VerifyReport
+from scarguard.summary import MemoryStats
+
+__all__ = [
+    "Blame",
+    "Call",
+    "Classification",
+    "ConfigurationError",
+    "Constraint",
+    "ConstraintKind",
+    "Convergence",
+    "Decision",
+    "Failure",
+    "FailureMemory",
+    "GuardView",
+    "GuardedTool",
+    "JSONStore",
+    "Level",
+    "MLTrainingAdapter",
+    "MemoryStats",
+    "MemoryStore",
+    "Outcome",
+    "Pattern",
+    "Policy",
+    "PromptGuard",
+    "RecordResult",
+    "Redactor",
+    "Retry",
+    "ScarguardError",
+    "ScarguardWarning",
+    "SchemaVersionError",
+    "Scope",
+    "Signature",
+    "SignatureBank",
+    "Store",
+    "StoreCorruptionWarning",
+    "StoreError",
+    "StoreFallbackWarning",
+    "ToolBlocked",
+    "ToolCallAdapter",
+    "ToolStats",
+    "VerifyReport",
+    "Violation",
+    "default_memory",
+    "failure_when",
+    "guarded_tool",
+    "open_store",
+    "set_default_memory",
+]
+
+__version__ = "0.1.0"

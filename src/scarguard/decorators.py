@@ -1,0 +1,364 @@
+"""``@guarded_tool``: refuse tool calls known to fail again, and record every outcome.
+
+The decorator is thin (as ``tenacity.retry`` is over ``Retrying``): it validates its options
+once, builds a :class:`~scarguard.toolguard.ToolGuard` and wraps the function in a wrapt
+proxy, choosing the sync or the async wrapper at decoration time. The proxy keeps the
+function's ``__name__``, ``__qualname__``, ``__doc__``, ``__wrapped__``, signature, type
+hints and ``inspect.iscoroutinefunction``, so agent frameworks build the same tool schema
+from it. Put ``@guarded_tool`` *under* the framework's decorator::
+
+    @tool                      # LangChain, CrewAI, smolagents, @function_tool, ...
+    @guarded_tool(memory)
+    def edit_file(path: str, old: str, new: str) -> str: ...
+
+A guarded function copies and deep-copies as itself (functions do), and pickles by reference
+to its module-level name; in another process it uses that process's memory (the same file
+for a memory with a path, the default memory re-created lazily).
+"""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+import sys
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar, overload
+
+import attrs
+import wrapt
+
+from scarguard.binding import ArgBinder
+from scarguard.errors import ConfigurationError
+from scarguard.failure_checks import FailurePredicate, failure_when
+from scarguard.frameworks import CONTEXT_PARAM_NAMES, CONTEXT_TYPE_NAMES, framework_tool_name
+from scarguard.memory import FailureMemory
+from scarguard.model import Decision
+from scarguard.policy import Policy
+from scarguard.retrying import Retry, as_retry
+from scarguard.toolguard import MEMORY_UNAVAILABLE, GuardOptions, ToolGuard, ToolStats
+
+__all__ = [
+    "CONTEXT_PARAM_NAMES",
+    "CONTEXT_TYPE_NAMES",
+    "MEMORY_UNAVAILABLE",
+    "GuardedTool",
+    "Retry",
+    "ToolStats",
+    "failure_when",
+    "guarded_tool",
+]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+if TYPE_CHECKING:
+    _FunctionWrapper = wrapt.FunctionWrapper[..., Any]
+    _BoundFunctionWrapper = wrapt.BoundFunctionWrapper[..., Any]
+else:  # the runtime classes are not subscriptable
+    _FunctionWrapper = wrapt.FunctionWrapper
+    _BoundFunctionWrapper = wrapt.BoundFunctionWrapper
+_ON_BLOCK = ("raise", "return")
+
+
+class _GuardedAccess:
+    """The attributes a guarded tool adds: ``memory``, ``stats``, ``enabled``, ``last_decision``."""
+
+    # No class-level annotations here: they would shadow the function's ``__annotations__``.
+
+    @property
+    def guard(self) -> ToolGuard:
+        """The engine object behind this tool."""
+        guard: ToolGuard = object.__getattribute__(self, "_self_wrapper").__self__
+        return guard
+
+    @property
+    def memory(self) -> FailureMemory:
+        """The memory this tool is checked against (resolved now, if it is the default)."""
+        return self.guard.memory
+
+    @property
+    def stats(self) -> ToolStats:
+        """A snapshot of this tool's counters in this process."""
+        return self.guard.stats()
+
+    @property
+    def enabled(self) -> bool:
+        """Whether the guard is on; when off, the tool is a pure pass-through."""
+        return self.guard.enabled
+
+    @enabled.setter
+    def enabled(self, value: bool) -> None:
+        self.guard.enabled = bool(value)
+
+    @property
+    def last_decision(self) -> Decision | None:
+        """The latest decision for this tool in the current thread or task.
+
+        Warnings (an allowed call the memory has doubts about) are only visible here and in
+        ``memory.check()``; nothing is added to the tool's result.
+        """
+        return self.guard.last_decision
+
+
+class BoundGuardedTool(_BoundFunctionWrapper, _GuardedAccess):
+    """A guarded method, bound to its instance or class."""
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        holder = self._self_instance
+        if holder is None:
+            holder = self._self_owner  # accessed on the class
+        if holder is None:
+            return self._self_parent.__reduce_ex__(protocol)
+        return (getattr, (holder, self.__name__))
+
+    def __copy__(self) -> BoundGuardedTool:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> BoundGuardedTool:
+        return self
+
+
+class GuardedTool(_FunctionWrapper, _GuardedAccess):
+    """A tool function under guard (what ``@guarded_tool`` returns)."""
+
+    __bound_function_wrapper__ = BoundGuardedTool
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        module, qualname = self.__module__, self.__qualname__
+        if _lookup(module, qualname) is self:
+            return (_load, (module, qualname))
+        guard = self.guard
+        wrapped = self.__wrapped__
+        raw = getattr(wrapped, "__func__", wrapped)
+        if _lookup(getattr(raw, "__module__", ""), getattr(raw, "__qualname__", "")) is not raw:
+            raise pickle.PicklingError(
+                f"cannot pickle guarded tool {qualname!r}: neither it nor the function it wraps"
+                f" is reachable as {module}.{qualname}; define the tool at module level"
+            )
+        return (_rebuild, (wrapped, _memory_ref(guard), guard.options, guard.enabled))
+
+    def __copy__(self) -> GuardedTool:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> GuardedTool:
+        return self
+
+
+def _lookup(module: str, qualname: str) -> Any:
+    obj: Any = sys.modules.get(module)
+    for part in qualname.split("."):
+        if obj is None or part == "<locals>":
+            return None
+        obj = vars(obj).get(part) if isinstance(obj, type) else getattr(obj, part, None)
+    return obj
+
+
+def _load(module: str, qualname: str) -> Any:
+    __import__(module)
+    found = _lookup(module, qualname)
+    if found is None:
+        raise pickle.UnpicklingError(f"guarded tool {module}.{qualname} not found")
+    return found
+
+
+@attrs.frozen
+class _MemoryRef:
+    location: str
+    workspace: str
+    project: str
+    policy: Policy
+
+
+_REOPENED: dict[tuple[str, str, str], FailureMemory] = {}
+_REOPEN_LOCK = threading.Lock()
+
+
+def _memory_ref(guard: ToolGuard) -> _MemoryRef | None:
+    memory = guard.explicit_memory
+    if memory is None:
+        return None
+    location = memory.store.location
+    if location == ":memory:" or "://" in location:
+        raise pickle.PicklingError(
+            f"cannot pickle guarded tool {guard.name!r} by value: its memory ({location}) cannot"
+            " be re-opened in another process; define the tool at module level"
+        )
+    scope = memory.scope
+    return _MemoryRef(location, scope.workspace, scope.project, memory.policy)
+
+
+def _reopen(ref: _MemoryRef) -> FailureMemory:
+    key = (ref.location, ref.workspace, ref.project)
+    with _REOPEN_LOCK:
+        memory = _REOPENED.get(key)
+        if memory is None:
+            memory = FailureMemory(
+                ref.location, workspace=ref.workspace, project=ref.project, policy=ref.policy
+            )
+            _REOPENED[key] = memory
+        return memory
+
+
+def _rebuild(
+    wrapped: Any, ref: _MemoryRef | None, options: GuardOptions, enabled: bool
+) -> GuardedTool:
+    tool = _wrap(wrapped, None if ref is None else _reopen(ref), options)
+    tool.guard.enabled = enabled
+    return tool
+
+
+def _wrap(
+    func: Any, memory: FailureMemory | None, options: GuardOptions, binder: ArgBinder | None = None
+) -> GuardedTool:
+    binder = binder or ArgBinder(func, ignore=options.ignore_args)
+    guard = ToolGuard(memory, options, binder)
+    wrapper = guard.call_async if _is_async(func) else guard.call_sync
+    return GuardedTool(func, wrapper)
+
+
+def _is_async(func: Any) -> bool:
+    raw = func.__func__ if isinstance(func, (classmethod, staticmethod)) else func
+    if inspect.iscoroutinefunction(raw):
+        return True
+    if inspect.isroutine(raw) or inspect.isclass(raw):
+        return False
+    call = inspect.getattr_static(type(raw), "__call__", None)  # an async __call__
+    return inspect.iscoroutinefunction(call)
+
+
+def _check_func(func: object) -> None:
+    framework = framework_tool_name(func)
+    if framework is not None:
+        raise TypeError(
+            f"guarded_tool got a {framework} tool object; put @guarded_tool under the framework's"
+            " decorator, on the plain function (@tool above @guarded_tool(...) def f(...))"
+        )
+    if isinstance(func, GuardedTool):
+        raise ConfigurationError(f"{func.__qualname__!r} is already guarded")
+    if not (callable(func) or isinstance(func, (classmethod, staticmethod))):
+        raise TypeError(f"guarded_tool decorates functions and methods, got {func!r}")
+
+
+def _targets_option(value: object, binder: ArgBinder) -> Any:
+    if value is None or callable(value):
+        return value
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, Iterable) or not all(isinstance(n, str) for n in names):
+        raise ConfigurationError(
+            f"targets= takes argument names or a callable(bound_args) -> targets, got {value!r}"
+        )
+    names = tuple(names)
+    unknown = [n for n in names if n not in binder.names()]
+    if unknown and not binder.accepts_any_keyword():
+        raise ConfigurationError(f"targets= names unknown arguments: {', '.join(unknown)}")
+    return names
+
+
+@overload
+def guarded_tool(memory: F, /) -> F: ...
+
+
+@overload
+def guarded_tool(
+    memory: FailureMemory | None = None,
+    /,
+    *,
+    name: str | None = None,
+    targets: Callable[[Mapping[str, Any]], Sequence[str]] | Sequence[str] | None = None,
+    on_block: str = "raise",
+    failure_when: FailurePredicate | None = None,
+    retry: Retry | int | object | None = None,
+    fail_closed: bool = False,
+    enabled: bool = True,
+    ignore_args: Sequence[str] = (),
+    agent: str | None = None,
+    provider: str | None = None,
+) -> Callable[[F], F]: ...
+
+
+def guarded_tool(
+    memory: Any = None,
+    /,
+    *,
+    name: str | None = None,
+    targets: Callable[[Mapping[str, Any]], Sequence[str]] | Sequence[str] | None = None,
+    on_block: str = "raise",
+    failure_when: FailurePredicate | None = None,
+    retry: Retry | int | object | None = None,
+    fail_closed: bool = False,
+    enabled: bool = True,
+    ignore_args: Sequence[str] = (),
+    agent: str | None = None,
+    provider: str | None = None,
+) -> Any:
+    """Guard a tool: refuse calls known to fail again, record every outcome.
+
+    Use bare (``@guarded_tool``, the default memory, opened at the first call) or with a
+    memory and options. Works on functions, ``async def`` functions, methods, classmethods
+    and staticmethods (either order with ``@classmethod``/``@staticmethod``).
+
+    Args:
+        memory: The :class:`~scarguard.FailureMemory` (``None``: the default memory).
+        name: The tool's name in the memory (default: the function's ``__name__``).
+        targets: What the call touches: argument names whose values are targets, or a
+            callable receiving the bound arguments (default: the adapter extracts them).
+        on_block: ``"raise"`` a :class:`~scarguard.ToolBlocked`, or ``"return"`` its message
+            as the tool's result (the body does not run either way).
+        failure_when: A ``result -> bool`` predicate for tools that report failure by value
+            (see :data:`~scarguard.failure_checks.failure_when`); the result still reaches
+            the caller, and ``str(result)`` (bounded) is recorded as the error.
+        retry: Retry retryable harness faults (never agent mistakes): a :class:`Retry`, a
+            number of attempts, or a tenacity stop strategy.
+        fail_closed: Refuse calls while the memory cannot be checked (default: run them
+            unguarded, with a warning).
+        enabled: Start enabled; ``tool.enabled = False`` makes it a pure pass-through.
+        ignore_args: Parameter names left out of the call's arguments, besides ``self``,
+            ``cls`` and framework-injected context (:data:`CONTEXT_TYPE_NAMES`,
+            :data:`CONTEXT_PARAM_NAMES`).
+        agent: Recorded with each failure: which agent made the call.
+        provider: Recorded with each failure: which model provider the agent used.
+
+    Returns:
+        The guarded tool, or a decorator making one.
+
+    Raises:
+        ConfigurationError: An option is invalid (raised at decoration time).
+        TypeError: What is decorated is a framework tool object or not callable.
+    """
+    if memory is not None and not isinstance(memory, FailureMemory):
+        if callable(memory) or isinstance(memory, (classmethod, staticmethod)):
+            return guarded_tool()(memory)
+        raise ConfigurationError(f"guarded_tool takes a FailureMemory, got {memory!r}")
+    if on_block not in _ON_BLOCK:
+        raise ConfigurationError(f"on_block must be 'raise' or 'return', got {on_block!r}")
+    if failure_when is not None and not callable(failure_when):
+        raise ConfigurationError(f"failure_when must be callable, got {failure_when!r}")
+    if name is not None and (not isinstance(name, str) or not name.strip()):
+        raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
+    if isinstance(ignore_args, str) or not all(isinstance(n, str) for n in ignore_args):
+        raise ConfigurationError(f"ignore_args must be a sequence of names, got {ignore_args!r}")
+    for label, value in (("agent", agent), ("provider", provider)):
+        if value is not None and not isinstance(value, str):
+            raise ConfigurationError(f"{label} must be a string, got {value!r}")
+    retry_value = as_retry(retry)
+
+    def decorate(func: F) -> F:
+        _check_func(func)
+        binder = ArgBinder(func, ignore=ignore_args)
+        raw = getattr(func, "__func__", func)
+        options = GuardOptions(
+            name=name or getattr(raw, "__name__", None) or type(raw).__name__,
+            targets=_targets_option(targets, binder),
+            on_block=on_block,
+            failure_when=failure_when,
+            retry=retry_value,
+            fail_closed=bool(fail_closed),
+            ignore_args=tuple(ignore_args),
+            agent=agent,
+            provider=provider,
+        )
+        tool = _wrap(func, memory, options, binder)
+        tool.guard.enabled = bool(enabled)
+        return tool  # type: ignore[return-value]
+
+    return decorate

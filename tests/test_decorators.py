@@ -1,0 +1,773 @@
+"""Tests for @guarded_tool: binding shapes, refusal, recording, pickling, retries, fail-open."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import multiprocessing
+import pickle
+import subprocess
+import typing
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import pytest
+import tenacity
+
+import helpers_tools
+import scarguard.memory as memory_module
+from scarguard.decorators import (
+    MEMORY_UNAVAILABLE,
+    GuardedTool,
+    Retry,
+    failure_when,
+    guarded_tool,
+)
+from scarguard.errors import ConfigurationError, ScarguardWarning, StoreError, ToolBlocked
+from scarguard.memory import FailureMemory, set_default_memory
+from scarguard.retrying import as_retry
+from scarguard.stores import MemoryStore
+
+SHAPES = (
+    "function",
+    "method",
+    "classmethod_outer",
+    "classmethod_inner",
+    "staticmethod_outer",
+    "staticmethod_inner",
+)
+
+
+class Clock:
+    """A clock that moves only when told to."""
+
+    def __init__(self) -> None:
+        self.now = 1_767_225_600.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def memory(clock: Clock) -> FailureMemory:
+    return FailureMemory(":memory:", clock=clock)
+
+
+def run(value: Any) -> Any:
+    """Await ``value`` if it is awaitable (async tools), else return it."""
+    if inspect.isawaitable(value):
+
+        async def wait() -> Any:
+            return await value
+
+        return asyncio.run(wait())
+    return value
+
+
+def _impl(runs: list[str], target: str) -> str:
+    runs.append(target)
+    if target == "bad":
+        raise subprocess.CalledProcessError(2, ["make", target])
+    return f"built {target}"
+
+
+def _bodies(is_async: bool, runs: list[str]) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    if is_async:
+
+        async def with_self(self: Any, target: str, jobs: int = 1) -> str:
+            """Build a target."""
+            return _impl(runs, target)
+
+        async def without_self(target: str, jobs: int = 1) -> str:
+            """Build a target."""
+            return _impl(runs, target)
+
+    else:
+
+        def with_self(self: Any, target: str, jobs: int = 1) -> str:
+            """Build a target."""
+            return _impl(runs, target)
+
+        def without_self(target: str, jobs: int = 1) -> str:
+            """Build a target."""
+            return _impl(runs, target)
+
+    return with_self, without_self
+
+
+def make_tool(
+    shape: str, is_async: bool, runs: list[str], **options: Any
+) -> tuple[Any, Any, Callable[..., Any]]:
+    """Return (guarded callable as the agent calls it, the same unguarded, the decorator)."""
+    memory = options.pop("memory")
+    deco = guarded_tool(memory, name="build", **options)
+    with_self, without_self = _bodies(is_async, runs)
+    if shape == "function":
+        return deco(without_self), without_self, deco
+    guarded: Any
+    plain: Any
+    if shape == "method":
+        guarded, plain = deco(with_self), with_self
+    elif shape == "classmethod_outer":
+        guarded, plain = deco(classmethod(with_self)), classmethod(with_self)
+    elif shape == "classmethod_inner":
+        guarded, plain = classmethod(deco(with_self)), classmethod(with_self)
+    elif shape == "staticmethod_outer":
+        guarded, plain = deco(staticmethod(without_self)), staticmethod(without_self)
+    else:
+        guarded, plain = staticmethod(deco(without_self)), staticmethod(without_self)
+    guarded_cls = type("Guarded", (), {"build": guarded})
+    plain_cls = type("Plain", (), {"build": plain})
+    return guarded_cls().build, plain_cls().build, deco
+
+
+# -- binding shapes -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_shape_keeps_signature_and_records(
+    shape: str, is_async: bool, memory: FailureMemory
+) -> None:
+    """Every binding shape keeps signature, hints, coroutine-ness and records outcomes."""
+    runs: list[str] = []
+    guarded, plain, _ = make_tool(shape, is_async, runs, memory=memory)
+    assert inspect.signature(guarded) == inspect.signature(plain)
+    assert typing.get_type_hints(guarded) == typing.get_type_hints(plain)
+    assert inspect.iscoroutinefunction(guarded) is is_async
+    assert guarded.__name__ == "with_self" or guarded.__name__ == "without_self"
+    assert guarded.__doc__ == "Build a target."
+    assert run(guarded("ok")) == "built ok"
+    with pytest.raises(subprocess.CalledProcessError):
+        run(guarded("bad", jobs=4))
+    failure = memory.recent_failures()[0]
+    assert failure.tool == "build"
+    assert dict(failure.args) == {"target": "bad", "jobs": 4}  # no self, no cls
+    assert guarded.stats.succeeded == 1
+    assert guarded.stats.failures == 1
+
+
+def test_module_function_keeps_identity_attributes(memory: FailureMemory) -> None:
+    """__name__, __qualname__, __doc__, __wrapped__ and __annotations__ are the function's."""
+
+    def edit_file(path: str, old: str, new: str = "") -> str:
+        """Edit a file."""
+        return path
+
+    guarded = guarded_tool(memory)(edit_file)
+    assert guarded.__name__ == "edit_file"
+    assert guarded.__qualname__ == edit_file.__qualname__
+    assert guarded.__doc__ == "Edit a file."
+    assert guarded.__wrapped__ is edit_file
+    assert guarded.__annotations__ == edit_file.__annotations__
+    assert isinstance(guarded, GuardedTool)
+
+
+# -- refusal ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_nonzero_exit_refused_third_time(
+    shape: str, is_async: bool, memory: FailureMemory, clock: Clock
+) -> None:
+    """A failing command runs twice, then is refused with ToolBlocked carrying the decision."""
+    runs: list[str] = []
+    guarded, _, _ = make_tool(shape, is_async, runs, memory=memory)
+    with pytest.raises(subprocess.CalledProcessError):
+        run(guarded("bad"))
+    clock.advance(10)
+    with pytest.raises(subprocess.CalledProcessError):
+        run(guarded(target="bad", jobs=1))  # keyword form, default spelled out: same call
+    clock.advance(10)
+    with pytest.raises(ToolBlocked) as info:
+        run(guarded("bad", 1))
+    assert runs == ["bad", "bad"]
+    assert info.value.decision.allowed is False
+    assert str(info.value) == info.value.decision.message
+    assert guarded.stats.blocked == 1
+    if not is_async:  # async: the decision lives in the task's context (see the next test)
+        assert guarded.last_decision is info.value.decision
+
+
+def test_last_decision_is_per_task(memory: FailureMemory) -> None:
+    """last_decision is visible in the task that made the call."""
+
+    @guarded_tool(memory)
+    async def ping(host: str) -> str:
+        return host
+
+    async def call_then_read() -> Any:
+        await ping("a")
+        return ping.last_decision
+
+    decision = asyncio.run(call_then_read())
+    assert decision is not None and decision.allowed
+    assert ping.last_decision is None  # this thread's context never made a call
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_on_block_return_gives_message_without_running(
+    is_async: bool, memory: FailureMemory, clock: Clock
+) -> None:
+    """With on_block="return" the refused call returns the message and the body never runs."""
+    runs: list[str] = []
+    guarded, _, _ = make_tool("function", is_async, runs, memory=memory, on_block="return")
+    for _ in range(2):
+        with pytest.raises(subprocess.CalledProcessError):
+            run(guarded("bad"))
+        clock.advance(10)
+    message = run(guarded("bad"))
+    assert runs == ["bad", "bad"]
+    assert "refused" in message
+    assert message == memory.check("build", {"target": "bad", "jobs": 1}).message
+
+
+def test_completed_process_with_failure_when(memory: FailureMemory, clock: Clock) -> None:
+    """A returned CompletedProcess with returncode 2 counts as a failure and is refused later."""
+    runs: list[str] = []
+
+    @guarded_tool(memory, failure_when=failure_when.nonzero_returncode)
+    def build(target: str) -> subprocess.CompletedProcess[str]:
+        runs.append(target)
+        return subprocess.CompletedProcess(["make", target], 2, "", "error: no rule")
+
+    first = build("all")
+    clock.advance(10)
+    build(target="all")
+    clock.advance(10)
+    with pytest.raises(ToolBlocked):
+        build("all")
+    assert first.returncode == 2  # the result itself still reached the caller
+    assert len(runs) == 2
+    assert memory.recent_failures()[0].signature == "command_failed"
+
+
+@pytest.mark.parametrize(
+    ("predicate", "result", "failed"),
+    [
+        (failure_when.error_key, {"error": "boom"}, True),
+        (failure_when.error_key, {"error": None, "data": 1}, False),
+        (failure_when.error_prefix, "Error: file missing", True),
+        (failure_when.error_prefix, "error: x", True),
+        (failure_when.error_prefix, "Errors fixed: 0", False),
+        (failure_when.nonzero_returncode, {"returncode": 1}, True),
+        (failure_when.nonzero_returncode, {"returncode": 0}, False),
+        (failure_when.any_of(failure_when.error_key, failure_when.error_prefix), "ERROR x", True),
+    ],
+)
+def test_failure_when_helpers(predicate: Any, result: Any, failed: bool) -> None:
+    """The shipped predicates flag the failure shapes they name and nothing else."""
+    assert predicate(result) is failed
+
+
+# -- the tool's own exception -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_tool_exception_is_same_object_with_traceback(
+    is_async: bool, memory: FailureMemory
+) -> None:
+    """The tool's KeyError reaches the caller as the same object, its frame in the traceback."""
+    error = KeyError("missing")
+
+    def lookup(key: str) -> str:
+        raise error
+
+    async def lookup_async(key: str) -> str:
+        raise error
+
+    guarded = guarded_tool(memory)(lookup_async if is_async else lookup)
+    with pytest.raises(KeyError) as info:
+        run(guarded("k"))
+    assert info.value is error
+    names = [entry.name for entry in info.traceback]
+    assert ("lookup_async" if is_async else "lookup") in names
+    assert memory.recent_failures()[0].tool == guarded.__name__
+
+
+# -- pickling and processes ---------------------------------------------------------------
+
+
+def test_copy_deepcopy_and_pickle_keep_identity(memory: FailureMemory) -> None:
+    """copy, deepcopy and a pickle round trip of a module-level tool give back the tool."""
+    set_default_memory(memory)
+    tool = helpers_tools.echo
+    assert copy.copy(tool) is tool
+    assert copy.deepcopy(tool) is tool
+    assert pickle.loads(pickle.dumps(tool)) is tool
+    bound = helpers_tools.TOOLBOX.shout
+    assert pickle.loads(pickle.dumps(bound))("hi") == "HI"
+    assert pickle.loads(pickle.dumps(helpers_tools.Toolbox.label))("x") == "Toolbox: x"
+    assert copy.deepcopy({"tool": tool})["tool"] is tool
+    set_default_memory(None)
+
+
+def test_pickle_by_value_reopens_file_memory(tmp_path: Path) -> None:
+    """A tool not reachable by name pickles by value and re-opens the same memory file."""
+    memory = FailureMemory(tmp_path / "memory.db", workspace="w", project="p")
+    tool = guarded_tool(memory, name="echo_tool")(helpers_tools.plain_echo)
+    clone = pickle.loads(pickle.dumps(tool))
+    assert clone is not tool
+    assert clone("x") == "x"
+    assert clone.memory.store.location == memory.store.location
+    assert clone.memory.scope.workspace == "w"
+
+
+def test_pickle_by_value_refuses_in_memory_store(memory: FailureMemory) -> None:
+    """A tool whose memory cannot be re-opened elsewhere refuses to pickle, saying why."""
+    tool = guarded_tool(memory)(helpers_tools.plain_echo)
+    with pytest.raises(pickle.PicklingError, match="cannot be re-opened"):
+        pickle.dumps(tool)
+
+
+@pytest.mark.slow
+def test_runs_in_process_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A guarded tool runs in a spawned worker and its failure lands in the same SQLite file."""
+    monkeypatch.setenv("SCARGUARD_PATH", str(tmp_path / "shared.db"))
+    set_default_memory(None)
+    try:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            assert pool.submit(helpers_tools.echo, "hello").result(timeout=60) == "hello"
+            error = pool.submit(helpers_tools.failing_build, "all").exception(timeout=60)
+        assert isinstance(error, subprocess.CalledProcessError)
+        failures = memory_module.default_memory().recent_failures()
+        assert [(f.tool, dict(f.args)) for f in failures] == [
+            ("failing_build", {"target": "all", "jobs": 1})
+        ]
+    finally:
+        memory_module.default_memory().close()
+        set_default_memory(None)
+
+
+def test_bare_decorator_resolves_default_memory_lazily(memory: FailureMemory) -> None:
+    """Bare @guarded_tool opens no memory when decorating; it uses the default at call time."""
+    set_default_memory(None)
+
+    @guarded_tool
+    def ping(host: str) -> str:
+        return host
+
+    assert memory_module._default is None
+    set_default_memory(memory)
+    try:
+        assert ping("a") == "a"
+        assert ping.memory is memory
+        assert ping.stats.succeeded == 1
+    finally:
+        set_default_memory(None)
+
+
+# -- retries ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_retry_harness_faults_then_success(is_async: bool, memory: FailureMemory) -> None:
+    """Two harness faults then success: the caller sees the success, nothing is learned."""
+    sleeps: list[float] = []
+    errors = [
+        ConnectionError("429 Too Many Requests; Retry-After: 7"),
+        TimeoutError("Read timed out"),
+    ]
+
+    def fetch(url: str) -> str:
+        if errors:
+            raise errors.pop(0)
+        return f"got {url}"
+
+    async def fetch_async(url: str) -> str:
+        return fetch(url)
+
+    retry = Retry(
+        stop=tenacity.stop_after_attempt(3), wait=tenacity.wait_fixed(0.5), sleep=sleeps.append
+    )
+    guarded = guarded_tool(memory, retry=retry)(fetch_async if is_async else fetch)
+    assert run(guarded("u")) == "got u"
+    assert memory.constraints() == []
+    assert sleeps[0] >= 7  # the Retry-After hint beats the 0.5 s wait
+    assert len(sleeps) == 2
+    stats = guarded.stats
+    assert (stats.harness_failures, stats.retries, stats.succeeded) == (2, 2, 1)
+
+
+def test_retry_never_retries_agent_mistakes(memory: FailureMemory) -> None:
+    """An agent failure is not retried even with retry configured, and no tenacity runs."""
+    runs: list[str] = []
+
+    @guarded_tool(memory, retry=3)
+    def read(path: str) -> str:
+        runs.append(path)
+        raise FileNotFoundError(2, "No such file or directory", path)
+
+    with pytest.raises(FileNotFoundError):
+        read("a.py")
+    assert runs == ["a.py"]
+    assert read.stats.retries == 0
+
+
+def test_retry_gives_up_when_retry_after_too_long(memory: FailureMemory) -> None:
+    """A Retry-After beyond max_retry_after is not waited for: the error goes to the caller."""
+    sleeps: list[float] = []
+
+    @guarded_tool(memory, retry=Retry(sleep=sleeps.append, max_retry_after=5))
+    def fetch(url: str) -> str:
+        raise ConnectionError("429 Too Many Requests; Retry-After: 3600")
+
+    with pytest.raises(ConnectionError):
+        fetch("u")
+    assert sleeps == []
+
+
+def test_retry_exhausted_reraises_last_fault(memory: FailureMemory) -> None:
+    """When attempts run out, the last harness fault reaches the caller."""
+    sleeps: list[float] = []
+    last = TimeoutError("Read timed out")
+    retry = Retry(stop=tenacity.stop_after_attempt(2), sleep=sleeps.append)
+
+    @guarded_tool(memory, retry=retry)
+    def fetch(url: str) -> str:
+        raise last
+
+    with pytest.raises(TimeoutError) as info:
+        fetch("u")
+    assert info.value is last
+    assert len(sleeps) == 1
+    assert fetch.stats.harness_failures == 2
+
+
+@pytest.mark.parametrize("value", [3, tenacity.stop_after_attempt(3)])
+def test_retry_shorthands(value: Any) -> None:
+    """retry= also takes a number of attempts or a tenacity stop strategy."""
+    retry = as_retry(value)
+    assert isinstance(retry, Retry)
+    assert retry.stop(tenacity.RetryCallState(None, None, (), {})) is False
+
+
+# -- bookkeeping never breaks the tool ---------------------------------------------------
+
+
+class BrokenStore(MemoryStore):
+    """A memory store that fails on demand."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.broken: set[str] = set()
+
+    def generation(self) -> Any:
+        if "read" in self.broken:
+            raise StoreError("disk on fire")
+        return super().generation()
+
+    def transaction(self, scope: Any) -> Any:
+        if "write" in self.broken:
+            raise StoreError("disk on fire")
+        return super().transaction(scope)
+
+
+def test_store_failure_during_check_fails_open(clock: Clock) -> None:
+    """A store that fails during check warns once and the tool still runs."""
+    store = BrokenStore()
+    memory = FailureMemory(store, clock=clock)
+
+    @guarded_tool(memory)
+    def ping(host: str) -> str:
+        return host
+
+    store.broken.add("read")
+    with pytest.warns(ScarguardWarning) as caught:
+        assert ping("a") == "a"
+        assert ping("b") == "b"
+    messages = [str(w.message) for w in caught]
+    assert len([m for m in messages if "could not check" in m]) == 1  # once per tool and kind
+    assert ping.stats.bookkeeping_errors >= 2
+
+
+def test_store_failure_during_check_fail_closed(clock: Clock) -> None:
+    """With fail_closed=True an unavailable memory refuses the call without running it."""
+    store = BrokenStore()
+    memory = FailureMemory(store, clock=clock)
+    runs: list[str] = []
+
+    @guarded_tool(memory, fail_closed=True)
+    def ping(host: str) -> str:
+        runs.append(host)
+        return host
+
+    store.broken.add("read")
+    with pytest.warns(ScarguardWarning), pytest.raises(ToolBlocked) as info:
+        ping("a")
+    assert runs == []
+    assert str(info.value) == MEMORY_UNAVAILABLE.format(tool="ping")
+    assert isinstance(info.value.__cause__, StoreError)
+
+
+def test_store_failure_during_record_passes_result(
+    memory: FailureMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record that fails warns and the tool's result is returned unchanged."""
+
+    def broken_record(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("disk full")
+
+    @guarded_tool(memory)
+    def ping(host: str) -> dict[str, str]:
+        return {"host": host}
+
+    monkeypatch.setattr(memory, "record", broken_record)
+    with pytest.warns(ScarguardWarning, match="could not record"):
+        assert ping("a") == {"host": "a"}
+
+
+def test_store_failure_while_recording_a_failure_keeps_tool_error(clock: Clock) -> None:
+    """A failing record of a failure never masks the tool's own exception."""
+    store = BrokenStore()
+    memory = FailureMemory(store, clock=clock)
+    error = ValueError("bad input")
+
+    @guarded_tool(memory)
+    def parse(text: str) -> str:
+        raise error
+
+    store.broken.add("write")
+    with (
+        pytest.warns(ScarguardWarning, match="could not record"),
+        pytest.raises(ValueError) as info,
+    ):
+        parse("x")
+    assert info.value is error
+
+
+# -- options, context, switches ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"on_block": "ignore"},
+        {"retry": "three"},
+        {"retry": 0},
+        {"targets": ["nope"]},
+        {"failure_when": 3},
+        {"name": ""},
+        {"ignore_args": "ctx"},
+    ],
+)
+def test_bad_options_raise_at_decoration(memory: FailureMemory, options: dict[str, Any]) -> None:
+    """Invalid options raise ConfigurationError when decorating, not when calling."""
+
+    def tool(path: str) -> str:
+        return path
+
+    with pytest.raises(ConfigurationError):
+        guarded_tool(memory, **options)(tool)
+
+
+def test_context_params_and_ignore_args_left_out(memory: FailureMemory) -> None:
+    """Injected context (by annotation or name) and ignore_args stay out of recorded args."""
+
+    class RunContext:
+        pass
+
+    def search(
+        ctx: RunContext, query: str, run_manager: Any = None, context: int = 3, trace: str = ""
+    ) -> str:
+        raise LookupError("no results")
+
+    guarded = guarded_tool(memory, ignore_args=["trace"])(search)
+    with pytest.raises(LookupError):
+        guarded(RunContext(), "cats", trace="t-1")
+    assert dict(memory.recent_failures()[0].args) == {"query": "cats", "context": 3}
+
+
+def test_var_args_and_kwargs_are_flattened(memory: FailureMemory) -> None:
+    """*args become a list and **kwargs are flattened into the arguments."""
+
+    def run_cmd(cmd: str, *argv: str, **env: str) -> str:
+        raise OSError("failed")
+
+    guarded = guarded_tool(memory)(run_cmd)
+    with pytest.raises(OSError):
+        guarded("ls", "-l", "/tmp", LANG="C")
+    assert dict(memory.recent_failures()[0].args) == {
+        "cmd": "ls",
+        "argv": ["-l", "/tmp"],
+        "LANG": "C",
+    }
+
+
+def test_targets_option_names_arguments(memory: FailureMemory) -> None:
+    """targets= given as argument names passes those values as the call's targets."""
+
+    @guarded_tool(memory, targets=["src", "dst"])
+    def copy_file(src: str, dst: str, force: bool = False) -> None:
+        raise PermissionError("denied")
+
+    with pytest.raises(PermissionError):
+        copy_file("a.txt", "b.txt")
+    assert memory.recent_failures()[0].targets == ("a.txt", "b.txt")
+
+
+def test_disabled_is_pass_through(memory: FailureMemory, clock: Clock) -> None:
+    """A disabled guard neither checks nor records: the body runs even when it would be refused."""
+    runs: list[str] = []
+    guarded, _, _ = make_tool("function", False, runs, memory=memory)
+    for _ in range(2):
+        with pytest.raises(subprocess.CalledProcessError):
+            guarded("bad")
+        clock.advance(10)
+    guarded.enabled = False
+    with pytest.raises(subprocess.CalledProcessError):
+        guarded("bad")
+    assert runs == ["bad"] * 3
+    assert guarded.stats.calls == 2
+    guarded.enabled = True
+    with pytest.raises(ToolBlocked):
+        guarded("bad")
+
+
+def test_double_guard_is_refused(memory: FailureMemory) -> None:
+    """Guarding a guarded tool again is a configuration error."""
+    with pytest.raises(ConfigurationError, match="already guarded"):
+        guarded_tool(memory)(helpers_tools.echo)
+
+
+# -- agent frameworks (real packages; skipped when not installed) -------------------------
+
+
+def read_lines(path: str, count: int = 3) -> str:
+    """Read the first lines of a file.
+
+    Args:
+        path: The file to read.
+        count: How many lines.
+    """
+    return f"{path}:{count}"
+
+
+def _langchain(func: Any) -> Any:
+    return pytest.importorskip("langchain_core.tools").tool(func)
+
+
+def _pydantic_ai(func: Any) -> Any:
+    return pytest.importorskip("pydantic_ai").Tool(func)
+
+
+def _openai_agents(func: Any) -> Any:
+    return pytest.importorskip("agents").function_tool(func)
+
+
+def _autogen(func: Any) -> Any:
+    return pytest.importorskip("autogen_core.tools").FunctionTool(func, description="Read.")
+
+
+def _smolagents(func: Any) -> Any:
+    return pytest.importorskip("smolagents").tool(func)
+
+
+def _crewai(func: Any) -> Any:
+    return pytest.importorskip("crewai.tools").tool("read_lines")(func)
+
+
+def _schema(tool: Any) -> Any:
+    """Return whatever each framework sends the model as the tool's schema."""
+    for attribute in ("tool_def", "params_json_schema", "schema", "inputs"):
+        if hasattr(tool, attribute) and not callable(getattr(tool, attribute)):
+            return getattr(tool, attribute)
+    return tool.args_schema.model_json_schema()
+
+
+FRAMEWORKS = {
+    "langchain": _langchain,
+    "pydantic_ai": _pydantic_ai,
+    "openai_agents": _openai_agents,
+    "autogen": _autogen,
+    "smolagents": _smolagents,
+    "crewai": _crewai,
+}
+
+
+@pytest.fixture
+def quiet_frameworks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")
+    monkeypatch.setenv("OTEL_SDK_DISABLED", "true")
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_framework_builds_same_schema(
+    framework: str, memory: FailureMemory, quiet_frameworks: None
+) -> None:
+    """A framework decorator above @guarded_tool builds the schema it builds without it."""
+    make = FRAMEWORKS[framework]
+    guarded = guarded_tool(memory, name="read_lines")(read_lines)
+    assert _schema(make(guarded)) == _schema(make(read_lines))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_framework_tool_object_rejected(
+    framework: str, memory: FailureMemory, quiet_frameworks: None
+) -> None:
+    """Guarding a framework tool object raises TypeError saying where the decorator goes."""
+    tool_object = FRAMEWORKS[framework](read_lines)
+    with pytest.raises(TypeError, match="under the framework"):
+        guarded_tool(memory)(tool_object)
+
+
+def test_pydantic_ai_run_context_left_out(memory: FailureMemory) -> None:
+    """pydantic-ai's RunContext parameter is out of the schema and of the recorded args."""
+    pydantic_ai = pytest.importorskip("pydantic_ai")
+
+    def lookup(ctx: Any, key: str) -> str:
+        """Look a key up."""
+        raise KeyError(key)
+
+    # real objects, not strings: this module's annotations are postponed
+    lookup.__annotations__ = {"ctx": pydantic_ai.RunContext[None], "key": str, "return": str}
+
+    guarded = guarded_tool(memory)(lookup)
+    assert pydantic_ai.Tool(guarded).tool_def == pydantic_ai.Tool(lookup).tool_def
+    with pytest.raises(KeyError):
+        guarded(object(), "k")
+    assert dict(memory.recent_failures()[0].args) == {"key": "k"}
+
+
+def test_langchain_invoke_records_through_guard(memory: FailureMemory, clock: Clock) -> None:
+    """A LangChain tool over a guarded function is refused after repeated failures."""
+    tools = pytest.importorskip("langchain_core.tools")
+
+    def run_make(target: str) -> str:
+        """Run make."""
+        raise subprocess.CalledProcessError(2, ["make", target])
+
+    lc_tool = tools.tool(guarded_tool(memory, on_block="return")(run_make))
+    for _ in range(2):
+        with pytest.raises(subprocess.CalledProcessError):
+            lc_tool.invoke({"target": "all"})
+        clock.advance(10)
+    assert "refused" in lc_tool.invoke({"target": "all"})
+
+
+def test_async_callable_object_gets_async_wrapper(memory: FailureMemory) -> None:
+    """An object with an async __call__ is awaited by the guard, so its outcome is recorded."""
+
+    class Fetcher:
+        async def __call__(self, url: str) -> str:
+            raise ConnectionError("HTTP 503 Service Unavailable")
+
+    guarded = guarded_tool(memory, name="fetch")(Fetcher())
+    with pytest.raises(ConnectionError):
+        run(guarded("u"))
+    assert memory.recent_failures()[0].tool == "fetch"
