@@ -1,0 +1,203 @@
+"""The ``scarguard`` command: the demo, and inspection and maintenance of a memory.
+
+``main(argv)`` parses the arguments, runs one command and returns its exit code (it never
+calls :func:`sys.exit` itself, so tests run it in-process); the console script and
+``python -m scarguard`` pass that code to :func:`sys.exit`.
+
+Exit codes: 0 ok, 1 the receipt chain is broken (``verify``), 2 usage error, 3 the store is
+missing or cannot be read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from scarguard import cli_commands as commands
+from scarguard.errors import ScarguardError
+
+__all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "build_parser", "main"]
+
+EXIT_OK = commands.EXIT_OK
+EXIT_BROKEN = commands.EXIT_BROKEN
+EXIT_USAGE = commands.EXIT_USAGE
+EXIT_STORE = commands.EXIT_STORE
+
+_DESCRIPTION = """\
+scarguard: a failure memory for tool-calling AI agents.
+
+Run the offline demo first; then inspect, prune, verify and move what a memory has learned.
+Every command but `demo` reads an existing store and never creates one."""
+
+_EPILOG = """\
+examples:
+  scarguard demo                       watch an agent's repeated mistakes get refused
+  scarguard show -w demo -p webapp     what the demo's memory learned
+  scarguard guard                      the block PromptGuard puts in the prompt
+  scarguard verify                     check the receipt chain
+
+The store is --path, else $SCARGUARD_PATH, else .scarguard/memory.db in the current directory.
+exit codes: 0 ok, 1 receipt chain broken (verify), 2 usage error, 3 store missing or unreadable"""
+
+_PATH_HELP = "the store (default: $SCARGUARD_PATH or .scarguard/memory.db)"
+_EXAMPLES = {
+    "demo": """\
+examples:
+  scarguard demo                 run it twice: the second run refuses what the first learned
+  scarguard demo --fresh         forget what earlier runs learned, start from an empty memory
+  scarguard demo --quiet         only the summary
+  scarguard demo --path /tmp/demo.db --steps 5""",
+    "show": """\
+examples:
+  scarguard show                         recent failures, repeated patterns, constraints
+  scarguard show -w demo -p webapp       another workspace and project
+  scarguard show --tool edit_file --since 2h
+  scarguard show --kind exact_call       a constraint kind, or a failure kind (edit_failed)
+  scarguard show --json | jq '.constraints[].id'""",
+    "guard": """\
+examples:
+  scarguard guard                         the repeat failure guard block, as the LLM sees it
+  scarguard guard --since 3d --max-chars 800
+  scarguard guard --json""",
+    "forget": """\
+examples:
+  scarguard forget 3f9a1c2b7d4e          lift one constraint by id (ids: `scarguard show`)
+  scarguard forget --tool make           every constraint on a tool
+  scarguard forget --kind exact_call --yes
+  scarguard forget --all --yes           everything this workspace and project learned""",
+    "verify": """\
+examples:
+  scarguard verify                       exit 0 when intact, 1 naming the first broken receipt
+  scarguard verify --path memory.db --json""",
+    "export": """\
+examples:
+  scarguard export > memory.jsonl        this workspace and project as JSON lines
+  scarguard export -w demo -p webapp -o demo.jsonl""",
+    "import": """\
+examples:
+  scarguard import memory.jsonl          add exported records to this workspace and project
+  cat memory.jsonl | scarguard import --path other.db --create""",
+    "stats": """\
+examples:
+  scarguard stats                        counts per tool, failure kind, blame; store size
+  scarguard stats --json""",
+}
+
+
+def _store_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("store")
+    group.add_argument("--path", help=_PATH_HELP)
+    group.add_argument("-w", "--workspace", default="default", help="tenant workspace")
+    group.add_argument("-p", "--project", default="default", help="tenant project")
+    group.add_argument("--json", action="store_true", help="print JSON instead of text")
+    return parent
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """Return the argument parser of the ``scarguard`` command."""
+    from scarguard import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="scarguard",
+        description=_DESCRIPTION,
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"scarguard {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="command")
+    store = _store_options()
+
+    def command(name: str, summary: str, *, parents: bool = True) -> argparse.ArgumentParser:
+        return sub.add_parser(
+            name,
+            help=summary,
+            description=summary,
+            epilog=_EXAMPLES[name],
+            parents=[store] if parents else [],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    demo = command("demo", "run the scripted offline demo (no API key)", parents=False)
+    demo.add_argument("--path", help=_PATH_HELP)
+    demo.add_argument("--fresh", action="store_true", help="start from an empty demo memory")
+    demo.add_argument("--steps", type=_positive, metavar="N", help="run only the first N steps")
+    demo.add_argument("--quiet", action="store_true", help="print only the summary")
+
+    show = command("show", "show recent failures, repeated patterns and active constraints")
+    show.add_argument("--tool", help="only this tool")
+    show.add_argument("--kind", help="a constraint kind (exact_call...) or failure kind")
+    show.add_argument("--since", help="only failures since: 30m, 2h, 3d, 1w or an ISO time")
+    show.add_argument("--limit", type=_positive, default=20, help="recent failures shown (20)")
+
+    guard = command("guard", "print the block PromptGuard puts in the prompt")
+    guard.add_argument("--since", help="only failures since: 30m, 2h, 3d, 1w or an ISO time")
+    guard.add_argument("--max-chars", type=_positive, default=2000, help="longest block (2000)")
+    guard.add_argument(
+        "--include-errors", action="store_true", help="add redacted error excerpts (opt-in)"
+    )
+
+    forget = command("forget", "lift learned constraints by hand")
+    forget.add_argument("ids", nargs="*", help="constraint ids, as `scarguard show` lists them")
+    forget.add_argument("--tool", help="every constraint on this tool")
+    forget.add_argument("--kind", help="every constraint of this kind (exact_call...)")
+    forget.add_argument("--target", help="every constraint on this target")
+    forget.add_argument("--signature", help="every constraint learned from this failure kind")
+    forget.add_argument("--all", action="store_true", help="every constraint of the tenant")
+    forget.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+
+    command("verify", "check the tamper-evident receipt chain")
+
+    export = command("export", "write the tenant's records as JSON lines")
+    export.add_argument("-o", "--output", help="file to write (default: stdout)")
+
+    load = command("import", "add records written by `scarguard export`")
+    load.add_argument("file", nargs="?", default="-", help="JSON lines file (default: stdin)")
+    load.add_argument("--create", action="store_true", help="create the store if it is missing")
+
+    command("stats", "counts per tool, failure kind and blame; store size on disk")
+    return parser
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``scarguard`` command and return its exit code.
+
+    Args:
+        argv: The arguments (default: ``sys.argv[1:]``).
+    """
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, --version and usage errors
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return commands.run(args)
+    except commands.CommandError as exc:
+        print(f"scarguard {args.command}: {exc}", file=sys.stderr)
+        return exc.code
+    except ScarguardError as exc:
+        print(f"scarguard {args.command}: {exc}", file=sys.stderr)
+        return EXIT_STORE
+    except BrokenPipeError:  # `scarguard export | head`
+        return EXIT_OK
+    except KeyboardInterrupt:
+        print(f"scarguard {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

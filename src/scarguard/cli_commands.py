@@ -1,0 +1,387 @@
+"""What each ``scarguard`` command does (the parser lives in :mod:`scarguard.cli`).
+
+Every command but ``demo`` (and ``import --create``) opens an existing store only: the path
+is checked before the store is opened, so a typo never leaves an empty database behind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from scarguard.cli_render import Style, ago, parse_since, size_text, table, when
+from scarguard.errors import ConfigurationError
+from scarguard.memory import FailureMemory
+from scarguard.model import Constraint, ConstraintKind, Failure, Pattern
+from scarguard.stores.factory import DEFAULT_PATH, PATH_ENV
+
+__all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "CommandError", "run"]
+
+EXIT_OK = 0
+EXIT_BROKEN = 1
+EXIT_USAGE = 2
+EXIT_STORE = 3
+_KINDS = ", ".join(k.value for k in ConstraintKind)
+
+
+class CommandError(Exception):
+    """A command cannot go on; the message is printed as one line, ``code`` is the exit code."""
+
+    def __init__(self, message: str, code: int) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def store_path(given: str | None) -> str:
+    """Return the store a command means: ``--path``, ``$SCARGUARD_PATH`` or the default."""
+    if given:
+        return given
+    configured = os.environ.get(PATH_ENV)
+    if configured:
+        return configured
+    default = Path.cwd() / DEFAULT_PATH
+    fallback = default.with_suffix(".json")  # where the default store falls back to
+    return str(fallback if not default.exists() and fallback.exists() else default)
+
+
+@contextlib.contextmanager
+def open_memory(args: argparse.Namespace, *, create: bool = False) -> Iterator[FailureMemory]:
+    """Open the tenant's memory in the store ``args`` name, refusing to create a missing one.
+
+    Raises:
+        CommandError: The store is missing (unless ``create``) or cannot be opened.
+    """
+    path = store_path(args.path)
+    if path == ":memory:" or "://" in path:
+        raise CommandError(f"{path} cannot be inspected from the command line", EXIT_STORE)
+    if not create and not os.path.exists(path):
+        raise CommandError(
+            f"no scarguard memory at {path} (run `scarguard demo` to make one, or give --path)",
+            EXIT_STORE,
+        )
+    if os.path.isdir(path):
+        raise CommandError(f"{path} is a directory, not a scarguard store", EXIT_STORE)
+    try:
+        memory = FailureMemory(path, workspace=args.workspace, project=args.project)
+    except (ConfigurationError, OSError) as exc:
+        raise CommandError(f"cannot open {path}: {exc}", EXIT_STORE) from None
+    try:
+        yield memory
+    finally:
+        memory.close()
+
+
+def _emit(value: Any) -> None:
+    print(json.dumps(value, indent=2, sort_keys=True, default=str))
+
+
+def _since(args: argparse.Namespace) -> float | None:
+    if not getattr(args, "since", None):
+        return None
+    try:
+        return parse_since(args.since, time.time())
+    except ValueError as exc:
+        raise CommandError(str(exc), EXIT_USAGE) from None
+
+
+def _label(memory: FailureMemory, signature: str) -> str:
+    known = memory.signatures.get(signature)
+    return known.label if known else signature
+
+
+def _constraint_json(c: Constraint) -> dict[str, Any]:
+    row = c.to_row()
+    row["params"] = dict(c.params)
+    return {"id": c.id, **row}
+
+
+def _failure_json(f: Failure) -> dict[str, Any]:
+    row = f.to_row()
+    row.update(targets=list(f.targets), args=dict(f.args))
+    return row
+
+
+def _pattern_json(p: Pattern) -> dict[str, Any]:
+    return {
+        "signature": p.signature, "label": p.label, "count": p.count, "blame": p.blame.value,
+        "hint": p.hint, "last_seen": p.last_seen, "tools": list(p.tools),
+        "targets": list(p.targets),
+    }  # fmt: skip
+
+
+def _constraint_rows(constraints: list[Constraint], now: float) -> list[list[object]]:
+    return [
+        [
+            c.id, c.kind.value, c.level.value, c.tool or "-", c.target or "-", c.occurrences,
+            "never" if c.expires_at is None else when(c.expires_at, now), c.reason,
+        ]
+        for c in constraints
+    ]  # fmt: skip
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print recent failures, repeated patterns and active constraints."""
+    since = _since(args)
+    kind = args.kind
+    constraint_kind = kind if kind in {k.value for k in ConstraintKind} else None
+    signature = kind if kind and constraint_kind is None else None
+    with open_memory(args) as memory:
+        now = memory.clock()
+        failures = memory.store.failures(
+            memory.scope, limit=args.limit, since=since, tool=args.tool, signature=signature
+        )
+        patterns = [
+            p
+            for p in memory.patterns(since=since)
+            if (args.tool is None or args.tool in p.tools)
+            and (signature is None or p.signature == signature)
+        ]
+        constraints = memory.constraints(tool=args.tool, kind=constraint_kind)
+        if signature:
+            constraints = [c for c in constraints if c.signature == signature]
+        if args.json:
+            _emit({
+                "failures": [_failure_json(f) for f in failures],
+                "patterns": [_pattern_json(p) for p in patterns],
+                "constraints": [_constraint_json(c) for c in constraints],
+            })  # fmt: skip
+            return EXIT_OK
+        style = Style(sys.stdout)
+        scope = f"workspace {args.workspace!r}, project {args.project!r}"
+        print(style(f"scarguard memory {memory.store.location} ({scope})", "bold"))
+        print()
+        print(style(f"Recent failures ({len(failures)})", "bold"))
+        rows: list[list[object]]
+        if failures:
+            rows = [
+                [ago(now - f.at), f.tool, _label(memory, f.signature), f.blame.value,
+                 ", ".join(f.targets) or "-"]
+                for f in failures
+            ]  # fmt: skip
+            print(table(["when", "tool", "failure", "blame", "targets"], rows))
+        print()
+        print(style(f"Repeated patterns ({len(patterns)})", "bold"))
+        if patterns:
+            rows = [
+                [p.label, p.count, p.blame.value, ago(now - p.last_seen), ", ".join(p.tools)]
+                for p in patterns
+            ]
+            print(table(["failure", "count", "blame", "last seen", "tools"], rows))
+        print()
+        print(style(f"Active constraints ({len(constraints)})", "bold"))
+        if constraints:
+            headers = ["id", "kind", "level", "tool", "target", "seen", "expires", "reason"]
+            print(table(headers, _constraint_rows(constraints, now)))
+            print(style("lift one with: scarguard forget <id>", "dim"))
+        return EXIT_OK
+
+
+def cmd_guard(args: argparse.Namespace) -> int:
+    """Print the PromptGuard block."""
+    from scarguard.prompt import PromptGuard
+
+    since = _since(args)
+    with open_memory(args) as memory:
+        window = None if since is None else max(memory.clock() - since, 1.0)
+        try:
+            guard = PromptGuard(
+                memory, since=window, max_chars=args.max_chars, include_errors=args.include_errors
+            )
+        except ConfigurationError as exc:
+            raise CommandError(str(exc), EXIT_USAGE) from None
+        block = guard.block()
+        if args.json:
+            _emit({"block": block})
+        elif block:
+            print(block)
+        else:
+            print("nothing repeats and nothing is refused: the guard block is empty",
+                  file=sys.stderr)  # fmt: skip
+        return EXIT_OK
+
+
+def _chosen(args: argparse.Namespace) -> Callable[[Constraint], bool]:
+    def chosen(c: Constraint) -> bool:
+        return args.all or (
+            (not args.ids or c.id in args.ids)
+            and (args.tool is None or c.tool == args.tool)
+            and (args.kind is None or c.kind.value == args.kind)
+            and (args.target is None or c.target == args.target)
+            and (args.signature is None or c.signature == args.signature)
+        )
+
+    return chosen
+
+
+def cmd_forget(args: argparse.Namespace) -> int:
+    """Lift constraints by id, tool, kind, target or signature, or all of them."""
+    if not (args.ids or args.tool or args.kind or args.target or args.signature or args.all):
+        raise CommandError("name what to forget: ids, --tool, --kind, --target,"
+                           " --signature or --all", EXIT_USAGE)  # fmt: skip
+    if args.kind and args.kind not in {k.value for k in ConstraintKind}:
+        raise CommandError(f"unknown constraint kind {args.kind!r}; one of: {_KINDS}", EXIT_USAGE)
+    with open_memory(args) as memory:
+        doomed = [c for c in memory.constraints() if _chosen(args)(c)]
+        if not doomed:
+            print("no active constraint matches: nothing to forget", file=sys.stderr)
+            if args.json:
+                _emit({"lifted": []})
+            return EXIT_OK
+        if not args.yes:
+            if not sys.stdin.isatty():
+                raise CommandError(f"would lift {len(doomed)} constraints; not a terminal, so"
+                                   " confirm with --yes", EXIT_USAGE)  # fmt: skip
+            print(table(["id", "kind", "level", "tool", "target", "seen", "expires", "reason"],
+                        _constraint_rows(doomed, memory.clock())))  # fmt: skip
+            answer = input(f"Lift these {len(doomed)} constraints? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("nothing forgotten", file=sys.stderr)
+                return EXIT_OK
+        ids = [c.id for c in doomed]
+        lifted = memory.forget(all=True) if args.all else memory.forget(*ids)
+        if args.json:
+            _emit({"lifted": [_constraint_json(c) for c in lifted]})
+        else:
+            print(f"lifted {len(lifted)} constraint{'s' if len(lifted) != 1 else ''}")
+        return EXIT_OK
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    """Check the receipt chain: 0 when intact, 1 when broken."""
+    with open_memory(args) as memory:
+        report = memory.verify()
+        if args.json:
+            _emit({"valid": report.valid, "count": report.count, "head": report.head,
+                   "first_broken": report.first_broken, "reason": report.reason})  # fmt: skip
+        elif report.valid:
+            head = f", head {report.head[:12]}" if report.head else ""
+            print(f"receipt chain intact: {report.count} receipts{head}")
+        else:
+            print(f"receipt chain BROKEN at receipt {report.first_broken}: {report.reason}")
+        return EXIT_OK if report.valid else EXIT_BROKEN
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """Write the tenant's records as JSON lines."""
+    with open_memory(args) as memory:
+        records = memory.export()
+        if args.output:
+            with open(args.output, "w", encoding="utf-8") as out:
+                count = sum(out.write(json.dumps(r, sort_keys=True) + "\n") > 0 for r in records)
+            print(f"exported {count} records to {args.output}", file=sys.stderr)
+        else:
+            for record in records:
+                sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
+        return EXIT_OK
+
+
+def _read_records(source: str) -> list[dict[str, Any]]:
+    try:
+        if source == "-":
+            lines = sys.stdin.read().splitlines()
+        else:
+            lines = Path(source).read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CommandError(f"cannot read {source}: {exc.strerror or exc}", EXIT_USAGE) from None
+    records = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{source}:{number}: not JSON ({exc.msg})", EXIT_USAGE) from None
+        if not isinstance(record, dict):
+            raise CommandError(f"{source}:{number}: not a record", EXIT_USAGE)
+        records.append(record)
+    return records
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    """Add exported records to the tenant."""
+    if not args.create and not os.path.exists(store_path(args.path)):
+        with open_memory(args):  # raises the one-line "no store" error before reading input
+            pass
+    records = _read_records(args.file)
+    with open_memory(args, create=args.create) as memory:
+        count = memory.import_(records)
+        if args.json:
+            _emit({"imported": count})
+        else:
+            print(f"imported {count} records into {memory.store.location}")
+        return EXIT_OK
+
+
+def _disk_size(location: str) -> int:
+    names = [location, location + "-wal", location + "-shm", location + ".head"]
+    return sum(os.path.getsize(n) for n in names if os.path.isfile(n))
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    """Print counts per tool, failure kind, blame and constraint kind, and the store's size."""
+    with open_memory(args) as memory:
+        stats = memory.stats()
+        size = _disk_size(memory.store.location)
+        if args.json:
+            _emit({
+                "failures": stats.failures, "successes": stats.successes,
+                "failures_by_tool": dict(stats.failures_by_tool),
+                "successes_by_tool": dict(stats.successes_by_tool),
+                "failures_by_signature": dict(stats.failures_by_signature),
+                "failures_by_blame": dict(stats.failures_by_blame),
+                "constraints_by_kind": dict(stats.constraints_by_kind),
+                "store": memory.store.location, "size_bytes": size,
+            })  # fmt: skip
+            return EXIT_OK
+        style = Style(sys.stdout)
+        print(style(f"{memory.store.location}: {size_text(size)} on disk", "bold"))
+        print(f"{stats.failures} failures, {stats.successes} successes recorded")
+        tools = sorted(set(stats.failures_by_tool) | set(stats.successes_by_tool))
+        for title, headers, rows in (
+            ("Per tool", ["tool", "failures", "successes"],
+             [[t, stats.failures_by_tool.get(t, 0), stats.successes_by_tool.get(t, 0)]
+              for t in tools]),
+            ("Per failure kind", ["failure", "signature", "count"],
+             [[_label(memory, s), s, n] for s, n in sorted(
+                 stats.failures_by_signature.items(), key=lambda kv: (-kv[1], kv[0]))]),
+            ("Per blame", ["blame", "failures"],
+             [list(kv) for kv in stats.failures_by_blame.items()]),
+            ("Active constraints", ["kind", "count"],
+             [list(kv) for kv in stats.constraints_by_kind.items()]),
+        ):  # fmt: skip
+            print()
+            print(style(title, "bold"))
+            if rows:
+                print(table(headers, rows))
+        return EXIT_OK
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Run the scripted demo."""
+    from scarguard.demo import run_demo
+
+    return run_demo(args.path, fresh=args.fresh, steps=args.steps, quiet=args.quiet, out=sys.stdout)
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "demo": cmd_demo,
+    "show": cmd_show,
+    "guard": cmd_guard,
+    "forget": cmd_forget,
+    "verify": cmd_verify,
+    "export": cmd_export,
+    "import": cmd_import,
+    "stats": cmd_stats,
+}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the command ``args.command`` and return its exit code."""
+    return _COMMANDS[args.command](args)
