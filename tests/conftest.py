@@ -1,4 +1,8 @@
-"""Fixtures for the store tests: every store kind on fresh files in ``tmp_path``."""
+"""Fixtures for the store tests: every store kind on fresh files in ``tmp_path``.
+
+The ``postgres`` kind opens a fresh schema on the test server (``helpers.postgres``) for
+each store and drops it afterwards; it is skipped only when the server is unreachable.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
+from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres
 from scarguard.stores import JSONStore, MemoryStore, SQLiteStore, Store
 
-STORE_KINDS = ("memory", "sqlite", "json")
+STORE_KINDS = ("memory", "sqlite", "json", "postgres")
 
 
 def make_store(kind: str, folder: Path, name: str = "memory", **options: object) -> Store:
@@ -20,7 +25,20 @@ def make_store(kind: str, folder: Path, name: str = "memory", **options: object)
         return SQLiteStore(folder / f"{name}.db", **options)  # type: ignore[arg-type]
     if kind == "json":
         return JSONStore(folder / f"{name}.json", **options)  # type: ignore[arg-type]
+    if kind == "postgres":
+        require_postgres()
+        from scarguard.stores import PostgresStore
+
+        return PostgresStore(PG_URL, schema=new_schema(), **options)  # type: ignore[arg-type]
     raise ValueError(kind)
+
+
+def dispose(store: Store) -> None:
+    """Close ``store``; drop its schema if it is a test PostgreSQL store."""
+    store.close()
+    schema = getattr(store, "schema", None)
+    if type(store).__name__ == "PostgresStore" and isinstance(schema, str):
+        drop_schema(schema)
 
 
 @pytest.fixture(params=STORE_KINDS)
@@ -28,7 +46,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """Yield each store kind in turn, on fresh files."""
     opened = make_store(request.param, tmp_path)
     yield opened
-    opened.close()
+    dispose(opened)
 
 
 @pytest.fixture
@@ -44,7 +62,7 @@ def store_factory(tmp_path: Path) -> Iterator[Callable[..., Store]]:
 
     yield factory
     for each in opened:
-        each.close()
+        dispose(each)
 
 
 @pytest.fixture

@@ -58,13 +58,6 @@ def test_options_reach_the_store(tmp_path: Path) -> None:
     assert store._db.get().execute("PRAGMA synchronous").fetchone()[0] == 2
 
 
-@pytest.mark.parametrize("url", ["postgresql://u@h/db", "postgres://h/db"])
-def test_postgres_urls_are_not_installed_yet(url: str) -> None:
-    """PostgreSQL URLs raise ConfigurationError for now."""
-    with pytest.raises(ConfigurationError, match="PostgreSQL"):
-        open_store(url)
-
-
 @pytest.mark.parametrize("bad", ["memory.txt", "noext", 42])
 def test_anything_else_names_the_accepted_forms(bad: object) -> None:
     """Unknown forms raise ConfigurationError listing what is accepted."""

@@ -1,7 +1,8 @@
 """Storage backends for :class:`~scarguard.FailureMemory`.
 
 ``SQLiteStore`` is imported on first use, so that a Python built without ``sqlite3`` can
-still import this package and fall back to the JSON store.
+still import this package and fall back to the JSON store; ``PostgresStore`` too, so that
+importing scarguard never imports psycopg (installed by ``scarguard[postgres]``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from scarguard.stores.memory import MemoryStore
 from scarguard.stores.protocol import CounterValue, Store, Transaction, VerifyReport
 
 if TYPE_CHECKING:
+    from scarguard.stores.postgres import PostgresStore
     from scarguard.stores.sqlite import SQLiteStore
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "CounterValue",
     "JSONStore",
     "MemoryStore",
+    "PostgresStore",
     "SQLiteStore",
     "Store",
     "StoreCorruptionWarning",
@@ -37,4 +40,8 @@ def __getattr__(name: str) -> Any:
         from scarguard.stores.sqlite import SQLiteStore
 
         return SQLiteStore
+    if name == "PostgresStore":
+        from scarguard.stores.postgres import PostgresStore
+
+        return PostgresStore
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,7 +5,9 @@
 ``":memory:"``                  :class:`~scarguard.stores.MemoryStore`
 ``*.db``, ``*.sqlite(3)``       :class:`~scarguard.stores.SQLiteStore`
 ``*.json``                      :class:`~scarguard.stores.JSONStore`
-``postgresql://…``              the PostgreSQL store (not installed yet)
+``postgresql://…``              :class:`~scarguard.stores.PostgresStore` (also
+                                ``postgres://``; ``?schema=name`` picks the
+                                schema; needs ``scarguard[postgres]``)
 a :class:`Store`                itself
 ==============================  ============================================
 
@@ -64,7 +66,7 @@ def open_store(
 
     Args:
         path: A path, URL, ``":memory:"``, a store, or ``None`` for the default.
-        durable: SQLite only: ``synchronous=FULL``.
+        durable: SQLite only: ``synchronous=FULL`` (PostgreSQL commits durably anyway).
         receipts: Keep the receipt chain (default: on for files, off in memory).
         receipt_key: HMAC key for the chain (default: ``SCARGUARD_RECEIPT_KEY``).
 
@@ -87,7 +89,7 @@ def open_store(
     if text == ":memory:":
         return MemoryStore(receipts=bool(receipts), receipt_key=receipt_key)
     if text.lower().startswith(_POSTGRES):
-        raise ConfigurationError("PostgreSQL store not installed yet")
+        return _open_postgres(text, receipts=keep, receipt_key=receipt_key)
     suffix = os.path.splitext(text)[1].lower()
     if suffix in _SQLITE_SUFFIXES:
         from scarguard.stores.sqlite import SQLiteStore  # imports sqlite3
@@ -96,6 +98,19 @@ def open_store(
     if suffix == ".json":
         return JSONStore(text, receipts=keep, receipt_key=receipt_key)
     raise ConfigurationError(f"cannot open a store from {text!r}; give one of: {_FORMS}")
+
+
+def _open_postgres(url: str, *, receipts: bool, receipt_key: bytes | str | None) -> Store:
+    try:
+        from scarguard.stores.postgres import PostgresStore  # imports psycopg
+    except ImportError as exc:
+        if not (exc.name or "").startswith("psycopg"):
+            raise
+        raise ConfigurationError(
+            "the PostgreSQL store needs psycopg 3, which is not installed:"
+            ' pip install "scarguard[postgres]"'
+        ) from exc
+    return PostgresStore(url, receipts=receipts, receipt_key=receipt_key)
 
 
 def _open_default(

@@ -1,0 +1,250 @@
+"""Connections to one PostgreSQL schema: one per thread, new ones after ``fork``, migrations.
+
+Each thread gets its own psycopg connection, opened on first use and reopened when the
+server dropped it. A child process forgets every inherited connection without closing it
+(closing would end the parent's session; psycopg's ``PGconn`` never finishes a connection
+created by another process). Connections run with psycopg's implicit transactions off: the
+store issues every ``BEGIN`` … ``COMMIT`` itself, so no connection is ever left idle in a
+transaction, and a read outside a transaction is one statement.
+
+Errors name the URL without its password (``user:secret@`` and ``?password=`` are removed,
+and the password is scrubbed from the driver's message).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import threading
+import weakref
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+
+import psycopg
+from psycopg import sql
+
+from scarguard.errors import ConfigurationError, SchemaVersionError, StoreError
+from scarguard.stores._postgres_schema import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION
+
+__all__ = ["Connection", "Connections", "lock_key", "redact_url", "rollback", "split_url"]
+
+Connection = psycopg.Connection[tuple[Any, ...]]
+
+_LIVE: weakref.WeakSet[Connections] = weakref.WeakSet()
+_ABANDONED: list[Connection] = []  # inherited across fork: kept alive, never closed
+_SCHEMA_PARAM = "schema"
+
+
+def _after_fork_in_child() -> None:
+    for connections in list(_LIVE):
+        connections.forget()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def split_url(url: str) -> tuple[str, str | None]:
+    """Return ``url`` without its ``schema=`` query parameter, and that parameter."""
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    schema = next((v for k, v in query if k == _SCHEMA_PARAM), None)
+    rest = urlencode([(k, v) for k, v in query if k != _SCHEMA_PARAM])
+    return urlunsplit(parts._replace(query=rest)), schema
+
+
+def _password(url: str) -> str | None:
+    parts = urlsplit(url)
+    found = parts.password
+    for key, value in parse_qsl(parts.query, keep_blank_values=True):
+        if key == "password":
+            found = value
+    return found
+
+
+def redact_url(url: str) -> str:
+    """Return ``url`` without its password (in the user part or the query)."""
+    try:
+        parts = urlsplit(url)
+        netloc = parts.netloc
+        if "@" in netloc:
+            user, host = netloc.rsplit("@", 1)
+            netloc = f"{user.split(':', 1)[0]}@{host}"
+        query = [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)]
+        safe = urlencode([(k, "***" if k == "password" else v) for k, v in query])
+        return urlunsplit(parts._replace(netloc=netloc, query=safe))
+    except ValueError:
+        return "<unparsable PostgreSQL URL>"
+
+
+def lock_key(*parts: str) -> int:
+    """Return a signed 64-bit advisory lock key for ``parts`` (collisions: 2**-64)."""
+    digest = hashlib.blake2b(json.dumps(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def rollback(conn: Connection) -> None:
+    """Roll back if a transaction is open; never raise (an exception is already in flight)."""
+    with contextlib.suppress(psycopg.Error):
+        if not conn.closed and conn.info.transaction_status != 0:  # 0: idle
+            conn.execute("ROLLBACK")
+
+
+class Connections:
+    """Open, validate and migrate one schema, then hand out per-thread connections.
+
+    Args:
+        url: A ``postgresql://`` URL without the ``schema`` parameter.
+        schema: The PostgreSQL schema holding the tables.
+        durable: ``synchronous_commit=on`` (else ``off``).
+        connect_timeout: Seconds to wait for the server when connecting.
+    """
+
+    def __init__(self, url: str, schema: str, *, durable: bool, connect_timeout: float) -> None:
+        if not schema or len(schema.encode()) > 63 or "\x00" in schema:
+            raise ConfigurationError(f"schema name must be 1 to 63 bytes, not {schema!r}")
+        self.url = url
+        self.schema = schema
+        self.durable = durable
+        self.connect_timeout = max(1, round(connect_timeout))
+        self.safe_url = redact_url(url)
+        self.global_key = lock_key("global", schema)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+        self._all: list[Connection] = []
+        self._closed = False
+        self._open()
+        _LIVE.add(self)
+
+    def error(self, what: str, exc: BaseException | None = None) -> StoreError:
+        """Return a :class:`StoreError` naming the URL (no password), ``what`` failed and why."""
+        detail = f": {exc}".rstrip() if exc is not None else ""
+        secret = _password(self.url)
+        if secret:
+            for text in {secret, unquote(secret)}:
+                detail = detail.replace(text, "***")
+        where = f"{self.safe_url} (schema {self.schema})"
+        return StoreError(f"PostgreSQL store {where}: {what}{detail}", path=self.safe_url)
+
+    def connect(self) -> Connection:
+        """Open a new connection with the store's settings (not registered per thread)."""
+        if self._closed:
+            raise self.error("the store is closed")
+        try:
+            conn: Connection = psycopg.connect(
+                self.url,
+                autocommit=True,  # we issue BEGIN / COMMIT ourselves
+                connect_timeout=self.connect_timeout,
+                application_name="scarguard",
+            )
+        except psycopg.Error as exc:
+            raise self.error("cannot connect", exc) from exc
+        try:
+            sync = "on" if self.durable else "off"
+            conn.execute(
+                sql.SQL("SET search_path TO {}; SET synchronous_commit TO {}").format(
+                    sql.Identifier(self.schema), sql.SQL(sync)
+                )
+            )
+        except psycopg.Error as exc:
+            conn.close()
+            raise self.error("cannot configure the connection", exc) from exc
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def _open(self) -> None:
+        conn = self.connect()
+        try:
+            if self._version(conn) < SCHEMA_VERSION:  # a newer schema stays untouched
+                conn.execute("BEGIN")
+                try:
+                    key = lock_key("migrate", self.schema)
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (key,))
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.global_key,))
+                    if self._version(conn) < SCHEMA_VERSION:  # another process may have won
+                        self._migrate(conn)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    rollback(conn)
+                    raise
+        except StoreError:
+            self.close()
+            raise
+        except psycopg.Error as exc:
+            self.close()
+            raise self.error("cannot open the store", exc) from exc
+        self._local.conn = conn
+
+    def _version(self, conn: Connection) -> int:
+        name = f"{sql.Identifier(self.schema).as_string(conn)}.meta"
+        row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
+        if not row or not row[0]:
+            return 0
+        found = conn.execute("SELECT version FROM meta").fetchone()
+        version = int(found[0]) if found else 0
+        if version > SCHEMA_VERSION:
+            raise SchemaVersionError(
+                f"PostgreSQL store {self.safe_url} (schema {self.schema}) has schema version"
+                f" {version}, newer than the {SCHEMA_VERSION} this scarguard reads; upgrade"
+                " scarguard (schema left untouched)",
+                path=self.safe_url,
+            )
+        return version
+
+    def _migrate(self, conn: Connection) -> None:
+        exists = conn.execute(
+            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (self.schema,)
+        ).fetchone()
+        if not exists:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(self.schema)))
+        for statement in BOOTSTRAP:
+            conn.execute(statement)
+        done = {r[0] for r in conn.execute("SELECT name FROM migrations")}
+        for name, statements in MIGRATIONS:
+            if name not in done:
+                for statement in statements:
+                    conn.execute(statement)
+                conn.execute("INSERT INTO migrations (name) VALUES (%s)", (name,))
+        conn.execute("UPDATE meta SET version = %s", (SCHEMA_VERSION,))
+
+    def get(self) -> Connection:
+        """Return this thread's connection, opening (or reopening a dropped) one."""
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is None or conn.closed:
+            if conn is not None:
+                self.discard(conn)
+            conn = self._local.conn = self.connect()
+        return conn
+
+    def discard(self, conn: Connection) -> None:
+        """Close and forget ``conn`` (a dropped or closed connection)."""
+        with self._lock:
+            if conn in self._all:
+                self._all.remove(conn)
+        with contextlib.suppress(psycopg.Error):
+            conn.close()
+
+    def forget(self) -> None:
+        """Drop connections inherited across ``fork`` (called in the child)."""
+        _ABANDONED.extend(self._all)
+        self._all = []
+        self._local = threading.local()
+        self._lock = threading.Lock()
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called."""
+        return self._closed
+
+    def close(self) -> None:
+        """Close every connection; later use raises :class:`StoreError`."""
+        with self._lock:
+            connections, self._all = self._all, []
+            self._closed = True
+        self._local = threading.local()
+        for conn in connections:
+            with contextlib.suppress(psycopg.Error):  # closing never matters more than the caller
+                conn.close()
+        _LIVE.discard(self)

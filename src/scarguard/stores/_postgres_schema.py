@@ -1,0 +1,188 @@
+"""The PostgreSQL schema, as named migrations, and the version it carries.
+
+Everything lives in one PostgreSQL schema (``scarguard`` by default), so that several
+memories can share a database. ``meta`` holds :data:`SCHEMA_VERSION` and the ``generation``
+bumped by every write; ``migrations`` names the steps applied, like sqlite-utils'
+``_sqlite_migrations``. A schema with a higher version was written by a newer scarguard and
+is refused before anything is written. Migrations run in one transaction under an advisory
+lock, so several processes opening a fresh schema at once apply them exactly once.
+
+Every query the store makes has an index, as in SQLite: failures by tenant and id (newest
+first), by signature, by tool, by time; counters and constraints by their primary keys (a
+key range serves prefix queries); constraints by creation time. Keys are ``COLLATE "C"``:
+byte order of UTF-8 is code point order, the order Python and SQLite sort strings in, and
+what makes ``key >= prefix AND key < prefix_end(prefix)`` select exactly one prefix.
+
+``receipt_head`` is one row: the chain's head (``seq``, ``hash``) and the next failure id.
+Appending a receipt or adding a failure locks it (``FOR UPDATE`` / ``UPDATE``) until commit,
+which serialises chain appends and gives failure ids transactionally (a rolled-back
+transaction gives its ids back, as in SQLite and the other stores; a sequence would not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+
+from scarguard.model import Constraint, Failure
+from scarguard.receipts import GENESIS
+
+__all__ = [
+    "BUMP",
+    "CONSTRAINT_COLUMNS",
+    "CONSTRAINT_SQL",
+    "FAILURE_COLUMNS",
+    "FAILURE_SQL",
+    "INSERT_COLUMNS",
+    "INSERT_FAILURE",
+    "INSERT_RECEIPT",
+    "MIGRATIONS",
+    "PUT_CONSTRAINT",
+    "SCHEMA_VERSION",
+    "TENANT",
+    "constraint_from",
+    "failure_from",
+]
+
+SCHEMA_VERSION = 1
+"""The ``meta.version`` of a schema this scarguard wrote."""
+
+FAILURE_COLUMNS = tuple(f.name for f in attrs.fields(Failure))
+CONSTRAINT_COLUMNS = tuple(f.name for f in attrs.fields(Constraint))
+INSERT_COLUMNS = tuple(c for c in FAILURE_COLUMNS if c != "id")
+FAILURE_SQL = ", ".join(FAILURE_COLUMNS)
+CONSTRAINT_SQL = ", ".join(CONSTRAINT_COLUMNS)
+TENANT = "workspace = %s AND project = %s"
+
+INSERT_FAILURE = (
+    "WITH h AS (UPDATE receipt_head SET next_failure_id = next_failure_id + 1"
+    " RETURNING next_failure_id - 1 AS id)"
+    f" INSERT INTO failures (id, workspace, project, {', '.join(INSERT_COLUMNS)})"
+    f" VALUES ((SELECT id FROM h), %s, %s, {', '.join(['%s'] * len(INSERT_COLUMNS))})"
+    " RETURNING id"
+)
+PUT_CONSTRAINT = (
+    f"INSERT INTO constraints (workspace, project, {CONSTRAINT_SQL})"
+    f" VALUES (%s, %s, {', '.join(['%s'] * len(CONSTRAINT_COLUMNS))})"
+    " ON CONFLICT (workspace, project, key) DO UPDATE SET "
+    + ", ".join(f"{c} = EXCLUDED.{c}" for c in CONSTRAINT_COLUMNS if c != "key")
+)
+BUMP = (
+    "INSERT INTO counters (workspace, project, key, count, last_at) VALUES (%s, %s, %s, %s, %s)"
+    " ON CONFLICT (workspace, project, key)"
+    " DO UPDATE SET count = counters.count + EXCLUDED.count, last_at = EXCLUDED.last_at"
+    " RETURNING count"
+)
+INSERT_RECEIPT = (
+    "WITH r AS (INSERT INTO receipts (seq, prev, type, at_ms, payload, hash)"
+    " VALUES (%s, %s, %s, %s, %s, %s))"
+    " UPDATE receipt_head SET seq = %s, hash = %s"
+)
+
+
+def failure_from(row: Sequence[Any]) -> Failure:
+    """Build a failure from a row selected as ``FAILURE_SQL``."""
+    return Failure.from_row(dict(zip(FAILURE_COLUMNS, row, strict=True)))
+
+
+def constraint_from(row: Sequence[Any]) -> Constraint:
+    """Build a constraint from a row selected as ``CONSTRAINT_SQL``."""
+    return Constraint.from_row(dict(zip(CONSTRAINT_COLUMNS, row, strict=True)))
+
+
+BOOTSTRAP = (
+    """CREATE TABLE IF NOT EXISTS meta (
+        id smallint PRIMARY KEY CHECK (id = 1),
+        version integer NOT NULL,
+        generation bigint NOT NULL
+    )""",
+    "INSERT INTO meta (id, version, generation) VALUES (1, 0, 0) ON CONFLICT (id) DO NOTHING",
+    """CREATE TABLE IF NOT EXISTS migrations (
+        name text PRIMARY KEY,
+        applied_at timestamptz NOT NULL DEFAULT now()
+    )""",
+)
+"""Run before the migrations: the tables that say which migrations ran."""
+
+_TEXT = 'text COLLATE "C"'
+
+_INITIAL = (
+    f"""CREATE TABLE failures (
+        id bigint PRIMARY KEY,
+        workspace {_TEXT} NOT NULL,
+        project {_TEXT} NOT NULL,
+        tool {_TEXT} NOT NULL,
+        fingerprint {_TEXT} NOT NULL,
+        signature {_TEXT} NOT NULL,
+        blame {_TEXT} NOT NULL,
+        at double precision NOT NULL,
+        session {_TEXT} NOT NULL,
+        action_class {_TEXT},
+        targets text NOT NULL,
+        args text NOT NULL,
+        error text,
+        status_code bigint,
+        duration_ms double precision,
+        agent {_TEXT},
+        provider {_TEXT}
+    )""",
+    "CREATE INDEX failures_by_id ON failures (workspace, project, id)",
+    "CREATE INDEX failures_by_signature ON failures (workspace, project, signature, id)",
+    "CREATE INDEX failures_by_tool ON failures (workspace, project, tool, id)",
+    "CREATE INDEX failures_by_at ON failures (workspace, project, at)",
+    f"""CREATE TABLE counters (
+        workspace {_TEXT} NOT NULL,
+        project {_TEXT} NOT NULL,
+        key {_TEXT} NOT NULL,
+        count bigint NOT NULL,
+        last_at double precision NOT NULL,
+        PRIMARY KEY (workspace, project, key)
+    )""",
+    f"""CREATE TABLE constraints (
+        workspace {_TEXT} NOT NULL,
+        project {_TEXT} NOT NULL,
+        key {_TEXT} NOT NULL,
+        kind {_TEXT} NOT NULL,
+        signature {_TEXT} NOT NULL,
+        reason text NOT NULL,
+        hint text NOT NULL,
+        level {_TEXT} NOT NULL,
+        occurrences bigint NOT NULL,
+        created_at double precision NOT NULL,
+        updated_at double precision NOT NULL,
+        expires_at double precision,
+        tool {_TEXT},
+        target {_TEXT},
+        action_class {_TEXT},
+        fingerprint {_TEXT},
+        params text NOT NULL,
+        PRIMARY KEY (workspace, project, key)
+    )""",
+    "CREATE INDEX constraints_by_age ON constraints (workspace, project, created_at, key)",
+    # UNIQUE(prev): two writers can never both extend the same head, so the chain cannot fork.
+    """CREATE TABLE receipts (
+        seq bigint PRIMARY KEY,
+        prev text NOT NULL UNIQUE,
+        type text NOT NULL,
+        at_ms bigint NOT NULL,
+        payload text NOT NULL,
+        hash text NOT NULL
+    )""",
+    """CREATE TABLE receipt_head (
+        id smallint PRIMARY KEY CHECK (id = 1),
+        seq bigint NOT NULL,
+        hash text NOT NULL,
+        next_failure_id bigint NOT NULL
+    )""",
+    f"INSERT INTO receipt_head (id, seq, hash, next_failure_id) VALUES (1, 0, '{GENESIS}', 1)",
+    """CREATE TABLE receipt_checkpoint (
+        id smallint PRIMARY KEY CHECK (id = 1),
+        seq bigint NOT NULL,
+        hash text NOT NULL
+    )""",
+)
+
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (("0001_initial", _INITIAL),)
+"""Named migration steps, applied in order, each once (recorded in ``migrations``)."""

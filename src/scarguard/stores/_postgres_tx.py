@@ -1,0 +1,127 @@
+"""One write transaction of the PostgreSQL store (see ``postgres.py`` for the locking)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import attrs
+
+from scarguard.errors import StoreError
+from scarguard.model import Constraint, Failure, Scope
+from scarguard.receipts import seal
+from scarguard.stores._files import prefix_end
+from scarguard.stores._postgres_conn import Connection
+from scarguard.stores._postgres_schema import (
+    BUMP,
+    CONSTRAINT_SQL,
+    INSERT_COLUMNS,
+    INSERT_FAILURE,
+    INSERT_RECEIPT,
+    PUT_CONSTRAINT,
+    TENANT,
+    constraint_from,
+)
+
+__all__ = ["PostgresTransaction", "key_range", "load_constraints"]
+
+
+def key_range(prefix: str) -> tuple[str, list[str]]:
+    """Return the SQL and parameters selecting keys that start with ``prefix``."""
+    end = prefix_end(prefix)
+    if end is None:
+        return " AND key >= %s", [prefix]
+    return " AND key >= %s AND key < %s", [prefix, end]
+
+
+def load_constraints(conn: Connection, tenant: tuple[str, str]) -> list[Constraint]:
+    """Return the tenant's constraints, oldest first, then by key."""
+    sql = f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {TENANT} ORDER BY created_at, key"
+    return [constraint_from(r) for r in conn.execute(sql, tenant)]
+
+
+class PostgresTransaction:
+    """One write transaction on one tenant, on a connection inside ``BEGIN``.
+
+    Args:
+        conn: The connection, holding the tenant's lock.
+        scope: The tenant.
+        receipts: Whether :meth:`receipt` appends to the chain.
+        key: The chain's HMAC key (``None``: ``SCARGUARD_RECEIPT_KEY``).
+        error: Builds the store's :class:`StoreError`.
+    """
+
+    def __init__(
+        self,
+        conn: Connection,
+        scope: Scope,
+        *,
+        receipts: bool,
+        key: bytes | str | None,
+        error: Callable[[str], StoreError],
+    ) -> None:
+        self._receipts = receipts
+        self._key = key
+        self._error = error
+        self._conn = conn
+        self._tenant = (scope.workspace, scope.project)
+        self.changed = False
+
+    def add_failure(self, failure: Failure) -> Failure:
+        row = failure.to_row()
+        values = (*self._tenant, *(row[c] for c in INSERT_COLUMNS))
+        found = self._conn.execute(INSERT_FAILURE, values).fetchone()
+        self.changed = True
+        return attrs.evolve(failure, id=int(found[0]) if found else None)
+
+    def bump(self, key: str, now: float, by: int = 1) -> int:
+        found = self._conn.execute(BUMP, (*self._tenant, key, by, now)).fetchone()
+        self.changed = True
+        return int(found[0]) if found else 0
+
+    def count(self, key: str) -> int:
+        sql = f"SELECT count FROM counters WHERE {TENANT} AND key = %s"
+        row = self._conn.execute(sql, (*self._tenant, key)).fetchone()
+        return int(row[0]) if row else 0
+
+    def reset(self, prefix: str) -> int:
+        where, params = key_range(prefix)
+        sql = f"DELETE FROM counters WHERE {TENANT}{where}"
+        deleted = self._conn.execute(sql, (*self._tenant, *params)).rowcount
+        self.changed = self.changed or deleted > 0
+        return deleted
+
+    def constraint(self, key: str) -> Constraint | None:
+        sql = f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {TENANT} AND key = %s"
+        row = self._conn.execute(sql, (*self._tenant, key)).fetchone()
+        return constraint_from(row) if row else None
+
+    def put_constraint(self, constraint: Constraint) -> None:
+        row = constraint.to_row()
+        self._conn.execute(PUT_CONSTRAINT, (*self._tenant, *row.values()))
+        self.changed = True
+
+    def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
+        wanted = list(dict.fromkeys(keys))
+        if not wanted:
+            return []
+        sql = f"DELETE FROM constraints WHERE {TENANT} AND key = ANY(%s) RETURNING {CONSTRAINT_SQL}"
+        found = {
+            c.key: c for c in map(constraint_from, self._conn.execute(sql, (*self._tenant, wanted)))
+        }
+        self.changed = self.changed or bool(found)
+        return [found[k] for k in wanted if k in found]
+
+    def constraints(self) -> list[Constraint]:
+        return load_constraints(self._conn, self._tenant)
+
+    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+        if not self._receipts:
+            return
+        head = self._conn.execute("SELECT seq, hash FROM receipt_head FOR UPDATE").fetchone()
+        if head is None:
+            raise self._error("the receipt_head row is missing")
+        sealed = seal(int(head[0]) + 1, str(head[1]), type, at, payload, self._key)
+        values = tuple(sealed.to_row().values())
+        self._conn.execute(INSERT_RECEIPT, (*values, sealed.seq, sealed.hash))
+        self.changed = True

@@ -1,0 +1,189 @@
+"""A cheap generation token for the PostgreSQL store: LISTEN/NOTIFY plus a periodic check.
+
+Every write transaction bumps ``meta.generation`` and sends ``NOTIFY scarguard_<schema>``
+with a token naming the sending store instance; PostgreSQL delivers the notification when
+the transaction commits (never when it rolls back). Each store keeps one listening
+connection per process. :meth:`Watch.generation` makes no round trip: it drains whatever
+notifications already reached the socket (``PQconsumeInput``, non-blocking) and bumps a
+local counter when one came from another store instance (its own commits are counted by
+the store directly, so they are skipped here).
+
+A notification can be missed (the listening connection dropped, a proxy in between), so
+every ``revalidate_every`` seconds the watch also reads ``meta.generation`` (one indexed
+single-row ``SELECT``) and bumps the counter if it moved; a dropped listener is reopened
+then. **Staleness bound**: a commit made elsewhere changes the token at the first call
+after its notification arrives (about one network latency after the commit); if the
+notification is lost, at most ``revalidate_every`` seconds after the commit, as long as the
+server is reachable. While the server is unreachable the last token is kept (``check()``
+goes on with the cached constraints) and one warning is logged per outage.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import secrets
+import threading
+import time
+import weakref
+
+import psycopg
+from psycopg import sql
+
+from scarguard.errors import StoreError
+from scarguard.stores._postgres_conn import Connection, Connections
+
+__all__ = ["Watch", "channel_for"]
+
+_log = logging.getLogger("scarguard.stores.postgres")
+_LIVE: weakref.WeakSet[Watch] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for watch in list(_LIVE):
+        watch.forget()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def channel_for(schema: str) -> str:
+    """Return the NOTIFY channel of ``schema``: ``scarguard_<schema>`` (hashed when too long)."""
+    name = f"scarguard_{schema}"
+    if len(name.encode()) <= 63:
+        return name
+    return "scarguard_" + hashlib.blake2b(schema.encode(), digest_size=16).hexdigest()
+
+
+class Watch:
+    """Track commits of every writer of one schema, cheaply.
+
+    Args:
+        db: The store's connections.
+        revalidate_every: Seconds between safety reads of ``meta.generation``.
+    """
+
+    def __init__(self, db: Connections, revalidate_every: float) -> None:
+        self._db = db
+        self.every = float(revalidate_every)
+        self.channel = channel_for(db.schema)
+        self._lock = threading.Lock()
+        self._listener: Connection | None = None
+        self._seen = 0
+        self._dirty = False
+        self._db_generation = 0
+        self._next_check = 0.0
+        self._warned = False
+        self._commit_sql = ""
+        self._new_token()
+        with self._lock:
+            self._listener = self._listen()  # errors surface at open, not on the hot path
+            self._db_generation = self._read(self._listener)
+            self._next_check = time.monotonic() + self.every
+        _LIVE.add(self)
+
+    def _new_token(self) -> None:
+        self.token = f"{os.getpid()}-{secrets.token_hex(6)}"
+        self._token_bytes = self.token.encode()
+        self._commit_sql = ""
+
+    def commit_sql(self, conn: Connection) -> str:
+        """Return the statements that end a changing transaction: bump, notify, commit."""
+        if not self._commit_sql:
+            self._commit_sql = (
+                sql.SQL(
+                    "UPDATE meta SET generation = generation + 1 RETURNING generation;"
+                    " SELECT pg_notify({}, {}); COMMIT"
+                )
+                .format(sql.Literal(self.channel), sql.Literal(self.token))
+                .as_string(conn)
+            )
+        return self._commit_sql
+
+    def _listen(self) -> Connection:
+        conn = self._db.connect()
+        try:
+            conn.add_notify_handler(self._on_notify)
+            conn.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
+        except psycopg.Error as exc:
+            self._db.discard(conn)
+            raise self._db.error("cannot listen for commits", exc) from exc
+        return conn
+
+    def _on_notify(self, notify: psycopg.Notify) -> None:
+        if notify.payload != self.token:
+            self._dirty = True
+
+    @staticmethod
+    def _read(conn: Connection) -> int:
+        row = conn.execute("SELECT generation FROM meta").fetchone()
+        return int(row[0]) if row else 0
+
+    def generation(self) -> int:
+        """Return a counter bumped whenever another store instance's commit is noticed."""
+        with self._lock:
+            listener = self._listener
+            if listener is not None:
+                try:
+                    pgconn = listener.pgconn
+                    pgconn.consume_input()
+                    notify = pgconn.notifies()
+                    while notify is not None:
+                        if notify.extra != self._token_bytes:
+                            self._dirty = True
+                        notify = pgconn.notifies()
+                except psycopg.Error:
+                    self._drop()
+            if time.monotonic() >= self._next_check:
+                self._revalidate()
+            if self._dirty:
+                self._dirty = False
+                self._seen += 1
+            return self._seen
+
+    def _revalidate(self) -> None:
+        self._next_check = time.monotonic() + self.every
+        try:
+            if self._listener is None:
+                self._listener = self._listen()
+            value = self._read(self._listener)
+        except (psycopg.Error, StoreError) as exc:
+            self._drop()
+            self._next_check = time.monotonic() + self.every  # no reconnect storm in an outage
+            if not self._warned:
+                self._warned = True
+                _log.warning(
+                    "scarguard: cannot check %s for new commits (%s); using cached constraints",
+                    self._db.safe_url,
+                    type(exc).__name__,
+                )
+            return
+        self._warned = False
+        if value != self._db_generation:
+            self._db_generation = value
+            self._dirty = True
+
+    def committed(self, value: int) -> None:
+        """Note that this store's own commit moved ``meta.generation`` to ``value``."""
+        with self._lock:
+            self._db_generation = value
+
+    def _drop(self) -> None:
+        listener, self._listener = self._listener, None
+        self._next_check = 0.0  # check (and reopen) on the next call
+        if listener is not None and not self._db.closed:
+            self._db.discard(listener)
+
+    def forget(self) -> None:
+        """In a forked child: drop the inherited listener (never closed) and the token."""
+        self._lock = threading.Lock()
+        self._listener = None
+        self._next_check = 0.0
+        self._new_token()
+
+    def close(self) -> None:
+        """Forget the listener (the connections' owner closes it)."""
+        with self._lock:
+            self._listener = None
+        _LIVE.discard(self)

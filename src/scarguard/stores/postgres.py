@@ -1,0 +1,343 @@
+"""The PostgreSQL store: one failure memory shared by fleets of agents on many machines.
+
+Install with ``pip install "scarguard[postgres]"`` (psycopg 3). Open with a URL:
+``PostgresStore("postgresql://user:pw@host/db")`` or ``open_store("postgresql://…")``; an
+optional ``?schema=name`` URL parameter (or ``schema=``) picks the PostgreSQL schema that
+holds the tables (default ``scarguard``), so several memories can share one database.
+
+The discipline, and why:
+
+* **READ COMMITTED plus explicit locks, taken in one fixed order**, so that a transaction
+  never deadlocks and never has to be retried (the body of ``with store.transaction()`` is
+  the caller's code and cannot be replayed, which rules out SERIALIZABLE-and-retry):
+
+  1. ``pg_advisory_xact_lock_shared(<schema>)``: every writer; :meth:`wipe` and migrations
+     take it exclusively.
+  2. ``pg_advisory_xact_lock(<schema, workspace, project>)``: one writer per tenant at a
+     time, as SQLite's ``BEGIN IMMEDIATE`` gives, so that counters read, constraints
+     written and receipts appended never interleave with another writer of the tenant.
+     Both are taken in the ``BEGIN`` round trip.
+  3. the single ``receipt_head`` row, locked by the first ``add_failure`` or ``receipt``
+     until commit: chain appends of all tenants are serialised (the chain cannot fork;
+     ``UNIQUE(prev)`` backs this up) and failure ids are given transactionally.
+  4. the ``meta`` row, bumped in the ``COMMIT`` round trip (held only for the commit).
+
+  Counters are ``INSERT … ON CONFLICT … DO UPDATE … RETURNING count``: atomic in any case.
+* **Every write is one explicit ``BEGIN`` … ``COMMIT``**; any exception rolls back, and the
+  rollback never masks the exception in flight. Driver errors become :class:`StoreError`
+  naming the URL without its password.
+* **One connection per thread, new ones after ``fork``** (see ``_postgres_conn``).
+* **Cheap revalidation**: :meth:`PostgresStore.generation` makes no round trip; it drains
+  LISTEN/NOTIFY messages already received, with a safety read of ``meta.generation`` every
+  ``revalidate_every`` seconds (see ``_postgres_watch`` for the staleness bound).
+* **Receipts** are appended in the same transaction as what they attest. The checkpoint of
+  the verified head is kept in the table ``receipt_checkpoint`` (there is no file beside a
+  database). A database administrator can roll the chain and the checkpoint back together,
+  so for real tamper evidence export the head elsewhere: :meth:`PostgresStore.checkpoint`
+  returns the report carrying it.
+* ``durable=False`` sets ``synchronous_commit=off``: faster commits; a crash of the
+  *server* may lose the last few hundred milliseconds of commits (never corrupts).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import psycopg
+
+from scarguard.model import Constraint, Failure, Scope
+from scarguard.receipts import GENESIS, Receipt, verify_chain
+from scarguard.stores._postgres_conn import Connection, Connections, lock_key, rollback, split_url
+from scarguard.stores._postgres_schema import FAILURE_SQL, TENANT, failure_from
+from scarguard.stores._postgres_tx import PostgresTransaction, key_range, load_constraints
+from scarguard.stores._postgres_watch import Watch
+from scarguard.stores.protocol import CounterValue, VerifyReport
+from scarguard.stores.records import export_records, import_records
+
+__all__ = ["PostgresStore"]
+
+_T = TypeVar("_T")
+_TABLES = ("failures", "counters", "constraints")
+_CHAIN_BATCH = 5000
+_SAVE_CHECKPOINT = (
+    "INSERT INTO receipt_checkpoint (id, seq, hash)"
+    " SELECT 1, %s, %s WHERE EXISTS (SELECT 1 FROM receipts WHERE seq = %s AND hash = %s)"
+    " ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash"
+    " WHERE receipt_checkpoint.seq <= EXCLUDED.seq"
+)
+
+
+class PostgresStore:
+    """Keep the failure memory in a PostgreSQL schema shared by many processes and machines.
+
+    Args:
+        url: A ``postgresql://`` (or ``postgres://``) URL, as libpq reads it, optionally with
+            ``?schema=name``.
+        schema: The PostgreSQL schema of the tables (default: the URL's, else ``scarguard``);
+            created, with its tables, on first open.
+        receipts: Whether to keep the tamper-evident receipt chain.
+        receipt_key: HMAC key for the chain (default: ``SCARGUARD_RECEIPT_KEY``).
+        durable: ``synchronous_commit=on`` (the default); ``False`` trades the last few
+            hundred milliseconds of commits on a server crash for faster commits.
+        revalidate_every: Seconds between safety checks of the generation (see
+            :meth:`generation`).
+        connect_timeout: Seconds to wait for the server when connecting.
+
+    Raises:
+        StoreError: The server is unreachable, the URL is malformed, or authentication
+            failed (the message names the URL without its password).
+        SchemaVersionError: The schema was written by a newer scarguard (left untouched).
+        ConfigurationError: ``schema`` is given twice with different values, or invalid.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        schema: str | None = None,
+        receipts: bool = True,
+        receipt_key: bytes | str | None = None,
+        durable: bool = True,
+        revalidate_every: float = 2.0,
+        connect_timeout: float = 10.0,
+    ) -> None:
+        from scarguard.errors import ConfigurationError
+
+        try:
+            bare, in_url = split_url(url)
+        except ValueError as exc:
+            raise ConfigurationError(f"not a PostgreSQL URL: {exc}") from None
+        if schema is not None and in_url is not None and schema != in_url:
+            raise ConfigurationError(f"schema given twice: {schema!r} and {in_url!r} in the URL")
+        self.schema = schema or in_url or "scarguard"
+        self.receipts = receipts
+        self._key = receipt_key
+        self._commits = itertools.count(1)
+        self._own = 0
+        self._db = Connections(bare, self.schema, durable=durable, connect_timeout=connect_timeout)
+        try:
+            self._watch = Watch(self._db, revalidate_every)
+        except BaseException:
+            self._db.close()
+            raise
+        self._tenant_keys: dict[tuple[str, str], int] = {}
+
+    @property
+    def location(self) -> str:
+        """The URL without password, with ``?schema=`` naming the schema."""
+        separator = "&" if "?" in self._db.safe_url else "?"
+        return f"{self._db.safe_url}{separator}schema={self.schema}"
+
+    def _begin(self, conn: Connection, scope: Scope | None) -> None:
+        """Start a write transaction holding the schema lock (shared) and the tenant lock."""
+        if scope is None:  # every tenant: the schema lock, exclusively
+            locks = f"SELECT pg_advisory_xact_lock({self._db.global_key})"
+        else:
+            tenant = (scope.workspace, scope.project)
+            key = self._tenant_keys.get(tenant)
+            if key is None:
+                key = self._tenant_keys[tenant] = lock_key("tenant", self.schema, *tenant)
+            locks = (
+                f"SELECT pg_advisory_xact_lock_shared({self._db.global_key});"
+                f" SELECT pg_advisory_xact_lock({key})"
+            )
+        try:
+            conn.execute(f"BEGIN ISOLATION LEVEL READ COMMITTED; {locks}")
+        except psycopg.Error as exc:
+            rollback(conn)
+            raise self._db.error("cannot start a write transaction", exc) from exc
+
+    def _commit(self, conn: Connection, changed: bool) -> None:
+        try:
+            if not changed:
+                conn.execute("COMMIT")
+                return
+            cursor = conn.execute(self._watch.commit_sql(conn))
+            row = cursor.fetchone()
+        except psycopg.Error as exc:
+            rollback(conn)
+            raise self._db.error("commit failed", exc) from exc
+        self._own = next(self._commits)
+        if row is not None:
+            self._watch.committed(int(row[0]))
+
+    @contextmanager
+    def transaction(self, scope: Scope) -> Iterator[PostgresTransaction]:
+        """Hold the tenant's write lock (READ COMMITTED); roll back if the body raises."""
+        conn = self._db.get()
+        self._begin(conn, scope)
+        tx = PostgresTransaction(
+            conn, scope, receipts=self.receipts, key=self._key, error=self._db.error
+        )
+        try:
+            yield tx
+        except psycopg.Error as exc:
+            rollback(conn)
+            raise self._db.error("write failed", exc) from exc
+        except BaseException:
+            rollback(conn)
+            raise
+        self._commit(conn, tx.changed)
+
+    def generation(self) -> Hashable:
+        """Return ``(commits noticed from elsewhere, own commits)``: no round trip.
+
+        Another process's commit is noticed at the first call after its NOTIFY arrives,
+        and at the latest ``revalidate_every`` seconds after the commit.
+        """
+        return (self._watch.generation(), self._own)
+
+    def _read(self, read: Callable[[Connection], _T], *, snapshot: bool = False) -> _T:
+        """Run ``read`` on this thread's connection, in one read-only snapshot if asked."""
+        conn = self._db.get()
+        try:
+            if not snapshot:
+                return read(conn)
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                return read(conn)
+            finally:
+                rollback(conn)
+        except psycopg.Error as exc:
+            raise self._db.error("read failed", exc) from exc
+
+    def load_constraints(self, scope: Scope) -> list[Constraint]:
+        """Return the tenant's constraints, oldest first."""
+        return self._read(lambda conn: load_constraints(conn, (scope.workspace, scope.project)))
+
+    def failures(
+        self,
+        scope: Scope,
+        *,
+        limit: int | None = None,
+        since: float | None = None,
+        tool: str | None = None,
+        signature: str | None = None,
+    ) -> list[Failure]:
+        """Return the tenant's failures, newest first (each filter served by an index)."""
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must be None or >= 0, not {limit}")
+        sql = f"SELECT {FAILURE_SQL} FROM failures WHERE {TENANT}"
+        params: list[Any] = [scope.workspace, scope.project]
+        filters = (("at >= %s", since), ("tool = %s", tool), ("signature = %s", signature))
+        for condition, value in filters:
+            if value is not None:
+                sql += f" AND {condition}"
+                params.append(value)
+        sql += " ORDER BY id DESC"
+        if limit is not None:
+            sql += " LIMIT %s"
+            params.append(limit)
+        return self._read(lambda conn: [failure_from(r) for r in conn.execute(sql, params)])
+
+    def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
+        """Return the tenant's counters under ``prefix`` (a key range, not ``LIKE``)."""
+        where, params = key_range(prefix)
+        sql = f"SELECT key, count, last_at FROM counters WHERE {TENANT}{where} ORDER BY key"
+        values = (scope.workspace, scope.project, *params)
+        return self._read(
+            lambda conn: {k: CounterValue(c, t) for k, c, t in conn.execute(sql, values)}
+        )
+
+    def _write(
+        self, scope: Scope | None, statements: Iterable[tuple[str, tuple[Any, ...]]]
+    ) -> None:
+        conn = self._db.get()
+        self._begin(conn, scope)
+        try:
+            for sql, params in statements:
+                conn.execute(sql, params)
+        except psycopg.Error as exc:
+            rollback(conn)
+            raise self._db.error("write failed", exc) from exc
+        except BaseException:
+            rollback(conn)
+            raise
+        self._commit(conn, True)
+
+    def clear(self, scope: Scope) -> None:
+        """Delete the tenant's failures, counters and constraints; the chain stays."""
+        tenant = (scope.workspace, scope.project)
+        self._write(scope, ((f"DELETE FROM {table} WHERE {TENANT}", tenant) for table in _TABLES))
+
+    def wipe(self) -> None:
+        """Delete every tenant's records, the receipt chain and its checkpoint."""
+        statements: list[tuple[str, tuple[Any, ...]]] = [
+            (f"DELETE FROM {table}", ()) for table in (*_TABLES, "receipts", "receipt_checkpoint")
+        ]
+        statements.append(("UPDATE receipt_head SET seq = 0, hash = %s", (GENESIS,)))
+        self._write(None, statements)
+
+    def verify(self) -> VerifyReport:
+        """Check the chain against the checkpoint; when valid, advance the checkpoint."""
+        if not self.receipts:
+            return VerifyReport(True, 0)
+
+        def read(conn: Connection) -> VerifyReport:
+            row = conn.execute("SELECT seq, hash FROM receipt_checkpoint").fetchone()
+            saved = (int(row[0]), str(row[1])) if row else None
+            sql = "SELECT seq, prev, type, at_ms, payload, hash FROM receipts ORDER BY seq"
+            with conn.cursor(name="scarguard_chain") as cursor:
+                cursor.itersize = _CHAIN_BATCH
+                chain = (Receipt(*r) for r in cursor.execute(sql))
+                report = verify_chain(chain, key=self._key, checkpoint=saved)
+            return report
+
+        report = self._read(read, snapshot=True)
+        if report.valid and report.head is not None:
+            self._save_checkpoint(report.count, report.head)
+        return report
+
+    def _save_checkpoint(self, seq: int, head: str) -> None:
+        """Record ``(seq, head)`` unless a later one is saved or the chain changed meanwhile.
+
+        Not a change of the memory: no generation bump, no notification.
+        """
+        conn = self._db.get()
+        try:
+            conn.execute(
+                "BEGIN ISOLATION LEVEL READ COMMITTED;"
+                f" SELECT pg_advisory_xact_lock_shared({self._db.global_key})"
+            )
+            conn.execute(_SAVE_CHECKPOINT, (seq, head, seq, head))
+            conn.execute("COMMIT")
+        except psycopg.Error as exc:
+            rollback(conn)
+            raise self._db.error("cannot save the receipt checkpoint", exc) from exc
+
+    def checkpoint(self) -> VerifyReport:
+        """Verify the chain and record its head in ``receipt_checkpoint``; return the report.
+
+        Keep ``report.head`` somewhere the database administrator cannot rewrite: that is
+        what catches a chain and checkpoint rolled back together.
+        """
+        return self.verify()
+
+    def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
+        """Yield the tenant's records in the shared export format (one consistent snapshot)."""
+        tenant = (scope.workspace, scope.project)
+
+        def read(conn: Connection) -> list[dict[str, Any]]:
+            sql = f"SELECT {FAILURE_SQL} FROM failures WHERE {TENANT} ORDER BY id"
+            failures = [failure_from(r) for r in conn.execute(sql, tenant)]
+            sql = f"SELECT key, count, last_at FROM counters WHERE {TENANT}"
+            counters = {k: CounterValue(c, t) for k, c, t in conn.execute(sql, tenant)}
+            return list(export_records(failures, counters, load_constraints(conn, tenant)))
+
+        yield from self._read(read, snapshot=True)
+
+    def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add exported records to the tenant in one transaction (all or nothing)."""
+        with self.transaction(scope) as tx:
+            return import_records(tx, records)
+
+    def close(self) -> None:
+        """Close every connection (the listener too); the store may not be used afterwards."""
+        self._watch.close()
+        self._db.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self.location!r})"

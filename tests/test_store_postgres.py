@@ -1,0 +1,440 @@
+"""The PostgreSQL store on a real server: tampering, many processes, NOTIFY, errors, schema."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from helpers.factories import constraint, failure
+from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres, url_for
+from scarguard.errors import ConfigurationError, SchemaVersionError, StoreError
+from scarguard.model import Scope
+from scarguard.receipts import KEY_ENV
+from scarguard.stores import MemoryStore, open_store
+
+require_postgres()  # skip the module when the server is unreachable (fail if required)
+
+psycopg = pytest.importorskip("psycopg")
+from psycopg import sql  # noqa: E402
+
+from scarguard.stores.postgres import PostgresStore  # noqa: E402
+
+SCOPE = Scope("w", "p")
+WRITER = Path(__file__).parent / "helpers" / "writer.py"
+
+
+@pytest.fixture
+def schema() -> Iterator[str]:
+    """Yield a fresh schema name; drop the schema afterwards."""
+    name = new_schema()
+    yield name
+    drop_schema(name)
+
+
+@pytest.fixture
+def opener(schema: str) -> Iterator[Callable[..., PostgresStore]]:
+    """Return a function opening stores on the test schema; close them afterwards."""
+    opened: list[PostgresStore] = []
+
+    def open_(**options: Any) -> PostgresStore:
+        store = PostgresStore(PG_URL, schema=schema, **options)
+        opened.append(store)
+        return store
+
+    yield open_
+    for store in opened:
+        store.close()
+
+
+def admin(schema: str, *statements: str | sql.Composed, params: tuple[Any, ...] = ()) -> None:
+    """Run ``statements`` in one transaction on ``schema``, as a database administrator would."""
+    with psycopg.connect(PG_URL) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        for statement in statements:
+            conn.execute(statement, params or None)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout`` passes; return whether it held."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        pause.wait(0.002)
+    return predicate()
+
+
+def spawn(url: str, count: int, tag: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, str(WRITER), url, str(count), tag],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+# -- the same answers as every other store ---------------------------------------------
+
+
+def test_identical_history_gives_the_memory_stores_values_and_ids(
+    opener: Callable[..., PostgresStore],
+) -> None:
+    """The contract script gives the in-memory store's values, ids included (rollbacks too)."""
+    from test_store_contract import script, snapshot
+
+    reference, store = MemoryStore(receipts=True), opener()
+    script(reference)
+    script(store)
+    assert snapshot(store) == snapshot(reference)
+    assert [f.id for f in snapshot(store)[0][0]] == [7, 5, 4, 3, 2, 1]
+    assert store.verify().valid and store.verify().count == 5
+
+
+def test_threads_share_a_store_and_the_chain_stays_linear(
+    opener: Callable[..., PostgresStore],
+) -> None:
+    """8 threads x 25 records on two tenants: 200 ids, exact counters, chain verifies."""
+    store = opener()
+    scopes = (SCOPE, Scope("w", "q"))
+
+    def work(n: int) -> None:
+        for i in range(25):
+            with store.transaction(scopes[n % 2]) as tx:
+                stored = tx.add_failure(failure(i))
+                tx.bump("k", stored.at)
+                tx.receipt("failure", {"id": stored.id}, stored.at)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    ids = {f.id for s in scopes for f in store.failures(s)}
+    assert ids == set(range(1, 201))
+    assert all(store.counters(s)["k"].count == 100 for s in scopes)
+    report = store.verify()
+    assert report.valid and report.count == 200, report
+
+
+# -- receipts: tampering through SQL -----------------------------------------------------
+
+
+def filled(open_: Callable[..., PostgresStore], n: int = 6) -> PostgresStore:
+    store = open_()
+    for i in range(n):
+        with store.transaction(SCOPE) as tx:
+            tx.receipt("failure", {"i": i, "note": f"n{i}"}, 10.0 + i)
+    return store
+
+
+def _swap(schema: str) -> None:
+    admin(
+        schema,
+        "CREATE TEMP TABLE saved AS SELECT * FROM receipts WHERE seq IN (4, 5)",
+        "DELETE FROM receipts WHERE seq IN (4, 5)",
+        "INSERT INTO receipts SELECT 9 - seq, prev, type, at_ms, payload, hash FROM saved",
+    )
+
+
+TAMPERING: dict[str, Callable[[str], None]] = {
+    "payload": lambda s: admin(
+        s, "UPDATE receipts SET payload = replace(payload, 'n3', 'n9') WHERE seq = 4"
+    ),
+    "delete": lambda s: admin(s, "DELETE FROM receipts WHERE seq = 4"),
+    "swap": _swap,
+}
+
+
+@pytest.mark.parametrize("how", sorted(TAMPERING))
+def test_tampering_is_reported_at_the_right_receipt(
+    opener: Callable[..., PostgresStore], schema: str, how: str
+) -> None:
+    """Editing a payload byte, deleting or swapping receipts via SQL is reported at 4."""
+    store = filled(opener)
+    assert store.verify().valid
+    TAMPERING[how](schema)
+    report = opener().verify()
+    assert not report.valid and report.first_broken == 4, report
+
+
+def test_a_truncated_tail_is_caught_by_the_checkpoint_table(
+    opener: Callable[..., PostgresStore], schema: str
+) -> None:
+    """Cutting the last receipts after a checkpoint is reported as truncation at 5."""
+    store = filled(opener)
+    head = store.checkpoint()
+    assert head.valid and head.count == 6 and head.head
+    admin(schema, "DELETE FROM receipts WHERE seq > 4")
+    report = opener().verify()
+    assert not report.valid and report.first_broken == 5 and "checkpoint" in report.reason
+
+
+def test_the_chain_uses_the_key(
+    opener: Callable[..., PostgresStore], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A chain written with SCARGUARD_RECEIPT_KEY fails with another key or none."""
+    monkeypatch.setenv(KEY_ENV, "k1")
+    store = filled(opener, n=2)
+    assert store.verify().valid
+    monkeypatch.setenv(KEY_ENV, "k2")
+    assert not store.verify().valid
+    monkeypatch.delenv(KEY_ENV)
+    assert not store.verify().valid
+    assert opener(receipt_key="k1").verify().valid
+
+
+# -- many processes ------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_four_processes_of_500_records_lose_nothing(
+    opener: Callable[..., PostgresStore], schema: str
+) -> None:
+    """4 processes x 500 one-transaction records: no errors, 2000 ids, chain verifies."""
+    writers = [spawn(url_for(schema), 500, f"t{n}") for n in range(4)]
+    acked: list[int] = []
+    for writer in writers:
+        out, err = writer.communicate(timeout=180)
+        lines = out.split()
+        assert writer.returncode == 0 and "ERROR" not in out, (out[-500:], err[-2000:])
+        assert lines[-1] == "DONE"
+        acked.extend(int(x) for x in lines[:-1])
+    assert len(acked) == len(set(acked)) == 2000
+    store = opener()
+    stored = store.failures(SCOPE)
+    assert len(stored) == 2000 and {f.id for f in stored} == set(acked)
+    counters = store.counters(SCOPE)
+    assert counters["sig:edit_failed"].count == 2000
+    assert all(counters[f"tool:t{n}"].count == 500 for n in range(4))
+    report = store.verify()
+    assert report.valid and report.count == 2000, report
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("acks", [25, 300])
+def test_sigkill_mid_stream_keeps_every_acknowledged_record(
+    opener: Callable[..., PostgresStore], schema: str, acks: int
+) -> None:
+    """A writer killed after N acknowledgements: all N are stored and the chain verifies."""
+    for round_ in range(2):  # the second round writes on top of the first crash's leftovers
+        writer = spawn(url_for(schema), 0, f"r{round_}")
+        assert writer.stdout is not None and writer.stderr is not None
+        acked: list[int] = []
+        while len(acked) < acks:
+            line = writer.stdout.readline()
+            assert line and not line.startswith("ERROR"), line
+            acked.append(int(line))
+        writer.send_signal(signal.SIGKILL)
+        writer.wait(timeout=30)
+        writer.stdout.close()
+        writer.stderr.close()
+        store = opener()
+        ids = {f.id for f in store.failures(SCOPE)}
+        assert set(acked) <= ids
+        report = store.verify()
+        assert report.valid and report.count == len(ids), report
+        with store.transaction(SCOPE) as tx:  # writable after the crash
+            stored = tx.add_failure(failure(0))
+            tx.receipt("failure", {"id": stored.id}, stored.at)
+
+
+_ONE_CONSTRAINT = """
+import sys
+sys.path.insert(0, {tests!r})
+from helpers.factories import constraint
+from scarguard.model import Scope
+from scarguard.stores import open_store
+store = open_store({url!r})
+with store.transaction(Scope("w", "p")) as tx:
+    tx.put_constraint(constraint("from-elsewhere"))
+store.close()
+"""
+
+
+def commit_elsewhere(url: str) -> None:
+    code = _ONE_CONSTRAINT.format(tests=str(Path(__file__).parent), url=url)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_another_process_commit_changes_the_generation_by_notify(
+    opener: Callable[..., PostgresStore], schema: str
+) -> None:
+    """A constraint committed by another process: generation moves (NOTIFY), then it loads."""
+    store = opener(revalidate_every=3600)  # only a notification can move the generation
+    before = store.generation()
+    assert store.load_constraints(SCOPE) == []
+    commit_elsewhere(url_for(schema))
+    assert wait_until(lambda: store.generation() != before), "no notification arrived"
+    assert [c.key for c in store.load_constraints(SCOPE)] == ["from-elsewhere"]
+
+
+def test_a_dropped_listener_is_replaced_and_the_periodic_check_sees_commits(
+    opener: Callable[..., PostgresStore], schema: str
+) -> None:
+    """With its listening connection killed, the store still notices another commit."""
+    store = opener(revalidate_every=0.05)
+    other = opener()
+    before = store.generation()
+    listener = store._watch._listener
+    assert listener is not None
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute("SELECT pg_terminate_backend(%s)", (listener.info.backend_pid,))
+    with other.transaction(SCOPE) as tx:
+        tx.put_constraint(constraint("after-the-drop"))
+    assert wait_until(lambda: store.generation() != before)
+    assert [c.key for c in store.load_constraints(SCOPE)] == ["after-the-drop"]
+    again = store.generation()
+    with other.transaction(SCOPE) as tx:
+        tx.bump("k", 1.0)
+    assert wait_until(lambda: store.generation() != again)  # listening again
+
+
+def _child_writes(store: PostgresStore, count: int) -> None:
+    for i in range(count):
+        with store.transaction(SCOPE) as tx:
+            stored = tx.add_failure(failure(i, session="child"))
+            tx.bump("child", stored.at)
+            tx.receipt("failure", {"id": stored.id}, stored.at)
+    store.close()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_children_write_with_their_own_connections(
+    opener: Callable[..., PostgresStore],
+) -> None:
+    """A store used in the parent keeps working in forked children and in the parent."""
+    store = opener()
+    with store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0, session="parent"))
+        tx.receipt("failure", {"id": 1}, 1.0)
+    before = store.generation()
+    context = multiprocessing.get_context("fork")
+    children = [context.Process(target=_child_writes, args=(store, 30)) for _ in range(2)]
+    for child in children:
+        child.start()
+    with store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(1, session="parent"))
+        tx.receipt("failure", {"id": 2}, 2.0)
+    for child in children:
+        child.join(timeout=60)
+        assert child.exitcode == 0
+    assert len(store.failures(SCOPE)) == 62
+    assert store.counters(SCOPE)["child"].count == 60
+    assert store.verify().count == 62 and store.verify().valid
+    assert wait_until(lambda: store.generation()[0] != before[0])  # type: ignore[index]
+
+
+# -- opening: errors, schema versions, concurrent first opens -----------------------------
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql://scar:s3cr3t-pw@127.0.0.1:1/test",
+        "postgresql://scar:s3cr3t-pw@127.0.0.1:notaport/test",
+        "postgres://127.0.0.1:1/test?password=s3cr3t-pw",
+    ],
+)
+def test_unreachable_or_malformed_urls_raise_store_error_without_the_password(url: str) -> None:
+    """An unreachable port or a malformed URL raises StoreError that never shows the password."""
+    with pytest.raises(StoreError) as caught:
+        PostgresStore(url, connect_timeout=2)
+    assert "s3cr3t-pw" not in str(caught.value) and "s3cr3t-pw" not in str(caught.value.path)
+    assert "127.0.0.1" in str(caught.value)
+
+
+def test_a_missing_database_raises_store_error() -> None:
+    """A database that does not exist is a StoreError naming the URL."""
+    url = PG_URL.rsplit("/", 1)[0] + "/scarguard_no_such_db"
+    with pytest.raises(StoreError, match="scarguard_no_such_db"):
+        PostgresStore(url)
+
+
+def test_location_has_no_password_and_names_the_schema(schema: str) -> None:
+    """location is the URL without password plus ?schema=, and reopens the same store."""
+    url = PG_URL.replace("://", "://postgres:pw-secret@", 1) if "@" not in PG_URL else PG_URL
+    store = PostgresStore(url, schema=schema)
+    try:
+        assert "pw-secret" not in store.location and store.location.endswith(f"schema={schema}")
+        assert "pw-secret" not in repr(store)
+    finally:
+        store.close()
+    with pytest.raises(ConfigurationError):
+        PostgresStore(url_for(schema), schema="another")
+
+
+def test_a_newer_schema_version_is_refused_and_left_untouched(
+    opener: Callable[..., PostgresStore], schema: str
+) -> None:
+    """A schema stamped by a newer scarguard raises SchemaVersionError; nothing is written."""
+    opener().close()
+    admin(schema, "UPDATE meta SET version = 99, generation = 7")
+    with pytest.raises(SchemaVersionError, match="99"):
+        opener()
+    with psycopg.connect(PG_URL) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        assert conn.execute("SELECT version, generation FROM meta").fetchone() == (99, 7)
+
+
+def test_concurrent_first_opens_create_the_schema_once(schema: str) -> None:
+    """Eight threads opening a fresh schema at once all succeed; migrations ran once."""
+    barrier = threading.Barrier(8)
+    errors: list[BaseException] = []
+    stores: list[PostgresStore] = []
+
+    def open_() -> None:
+        barrier.wait()
+        try:
+            stores.append(PostgresStore(PG_URL, schema=schema))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=open_) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for store in stores:
+        store.close()
+    assert errors == [] and len(stores) == 8
+    with psycopg.connect(PG_URL) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
+        assert conn.execute("SELECT name FROM migrations").fetchall() == [("0001_initial",)]
+
+
+# -- the factory and the optional dependency ----------------------------------------------
+
+
+@pytest.mark.parametrize("scheme", ["postgresql://", "postgres://"])
+def test_open_store_opens_postgres_urls(schema: str, scheme: str) -> None:
+    """open_store turns both URL schemes into a PostgresStore on the URL's schema."""
+    store = open_store(url_for(schema).replace("postgresql://", scheme, 1))
+    try:
+        assert isinstance(store, PostgresStore) and store.schema == schema
+    finally:
+        store.close()
+
+
+def test_open_store_without_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without psycopg, a postgresql:// URL raises ConfigurationError naming the extra."""
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    monkeypatch.delitem(sys.modules, "scarguard.stores.postgres", raising=False)
+    with pytest.raises(ConfigurationError, match=r'pip install "scarguard\[postgres\]"'):
+        open_store("postgresql://u@h/db")
+
+
+def test_importing_scarguard_does_not_import_psycopg() -> None:
+    """import scarguard (and scarguard.stores) leaves psycopg unimported."""
+    code = "import sys, scarguard, scarguard.stores; assert 'psycopg' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code], check=True)
