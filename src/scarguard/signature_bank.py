@@ -190,13 +190,14 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
             "ConnectionError",
         },
     ),
-    # Agent: it chose a port that one of its own earlier servers (usually) still holds.
+    # Agent: it chose a port that one of its own earlier servers (usually) still holds. Not
+    # deterministic: the fix (kill the old server) is a shell command whose effect is invisible.
     Signature(
         "port_in_use",
         r"\bEADDRINUSE\b|\b[Aa]ddress already in use\b|\b[Pp]ort \d+ is (?:already )?in use\b"
         r"|\b[Pp]ort is already (?:in use|allocated)\b",
         A, "Stop the process that holds the port or start the server on a different port.",
-        "port already in use", deterministic=True,
+        "port already in use",
     ),
     # Harness: the disk or quota is full; no argument change fixes it.
     Signature(
@@ -249,7 +250,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "not retry the same search string.",
         "edit search string not found", deterministic=True,
     ),
-    # Agent: it imported a module that is not installed or a name the module lacks.
+    # Agent: it imported a module that is not installed or a name the module lacks. Not
+    # deterministic: the fix (pip/npm install) is a shell command whose effect is invisible.
     Signature(
         "module_not_found",
         r"\bNo module named\b|\bCannot find module\b|\bcannot import name\b"
@@ -257,7 +259,7 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bunresolved import\b",
         A, "Check the module name and the installed packages; install the dependency or import "
         "from the module that defines the name.",
-        "module not found", deterministic=True, exception_types={"ModuleNotFoundError"},
+        "module not found", exception_types={"ModuleNotFoundError"},
     ),
     # Agent: the code or JSON it wrote does not parse.
     Signature(
@@ -306,7 +308,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         A, "Call only tools from the list you were given, spelled exactly as listed.",
         "unknown tool", deterministic=True,
     ),
-    # Agent: it ran a program that is not installed or not on PATH.
+    # Agent: it ran a program that is not installed or not on PATH. Not deterministic: the fix
+    # (installing it) is a shell command whose effect is invisible.
     Signature(
         "command_not_found",
         r"\bcommand not found\b|\bis not recognized as an internal or external command\b"
@@ -314,7 +317,7 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         rf"|{_EXIT}127\b|\bnon-zero exit status 127\b",
         A, "Check the program's name, or install it first; use a command that exists in this "
         "environment.",
-        "command not found", deterministic=True,
+        "command not found",
     ),
     # Agent: it named a path that does not exist; other calls needing it fail too.
     Signature(

@@ -1,0 +1,120 @@
+"""The benchmark suites still run: each in its short mode, checking the JSON it writes.
+
+Not timed: only the structure of the results is checked, and for the effectiveness bench
+the correctness invariants (the published unguarded figures reproduce exactly; nothing that
+fits is refused in the sweep; no configuration dominating a known out-of-memory one runs).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "bench"
+
+
+def run_bench(name: str, out: Path, *extra: str) -> dict:
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / f"{name}.py"), "--quick", "--out", str(out), *extra],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def effect(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return run_bench("effect", tmp_path_factory.mktemp("effect") / "effect.json")
+
+
+@pytest.fixture(scope="module")
+def cost(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    return run_bench("cost", tmp_path_factory.mktemp("cost") / "cost.json")
+
+
+def test_effect_reproduces_the_published_unguarded_run(effect: dict) -> None:
+    repro = effect["reproduction"]
+    assert repro["exact"] is True
+    assert repro["seed42_w20"] == {"successes": 101, "failures": 99, "repeated_failures": 82}
+    assert repro["mean_seeds1to5_w20"] == pytest.approx(
+        {"successes": 91.0, "failures": 109.0, "repeated_failures": 92.4}
+    )
+
+
+def test_effect_structure(effect: dict) -> None:
+    assert effect["benchmark"] == "effect" and effect["mode"] == "quick"
+    assert {"cpu", "python", "sqlite", "date"} <= set(effect["machine"])
+    loop = effect["tool_loop"]["20"]
+    for arm in ("unguarded", "guarded"):
+        mean = loop[arm]["mean"]
+        for key in (
+            "successes",
+            "failures",
+            "repeated_failures",
+            "refused",
+            "refused_would_succeed",
+            "wasted",
+            "cost",
+        ):
+            assert key in mean
+        assert len(loop[arm]["per_seed"]) == len(loop["seeds"])
+    assert loop["unguarded"]["mean"]["refused"] == 0
+    assert set(effect["targets_w20"]) == {
+        "wasted_at_most_26",
+        "refused_would_succeed_at_most_2pct",
+        "successes_at_least_90pct_of_unguarded",
+    }
+    assert [row["calls"] for row in effect["degradation"]] == [50, 100]
+    assert len(effect["sessions"]["guarded"]) == effect["sessions"]["sessions"]
+    assert "default" in effect["policy_candidates_w20"]
+
+
+def test_effect_invariants(effect: dict) -> None:
+    loop = effect["tool_loop"]["20"]
+    guarded, plain = loop["guarded"]["mean"], loop["unguarded"]["mean"]
+    # Each guarded session makes as many calls as the unguarded one.
+    assert guarded["successes"] + guarded["failures"] + guarded["refused"] == loop["calls"]
+    assert plain["successes"] + plain["failures"] == loop["calls"]
+    # The guard repeats fewer failures than the forgetful agent alone.
+    assert guarded["repeated_failures"] < plain["repeated_failures"]
+    assert guarded["wasted"] == guarded["failures"] + guarded["refused_would_succeed"]
+    sweep = effect["sweep"]
+    assert sweep["guarded"]["violations"]["fitting_refused"] == 0
+    assert sweep["guarded"]["violations"]["dominating_known_oom_run"] == 0
+    assert sweep["targets"] == {
+        "no_dominating_known_oom_in_sessions_2_plus": True,
+        "no_fitting_config_refused": True,
+    }
+
+
+def test_cost_structure(cost: dict) -> None:
+    assert cost["benchmark"] == "cost" and cost["mode"] == "quick"
+    expected = {
+        "bare_call", "wrapt_passthrough", "tenacity_no_retry", "guarded_allowed_sqlite",
+        "guarded_allowed_json", "guarded_allowed_memory", "guarded_failing_sqlite",
+        "sqlite_insert_wal_normal", "sqlite_insert_wal_full", "record_failure_default",
+        "record_failure_durable", "record_success",
+    }  # fmt: skip
+    assert expected <= set(cost["cases"])
+    for case in cost["cases"].values():
+        assert {"p50_us", "p99_us", "mean_us", "max_us", "n"} <= set(case)
+        assert 0 < case["p50_us"] <= case["p99_us"] <= case["max_us"]
+    assert [h["bulk_filled"] for h in cost["history"]] == [100, 10_000]
+    for budget in cost["budgets"].values():
+        assert {"measured", "value", "met"} <= set(budget)
+
+
+def test_cost_contention_loses_nothing(cost: dict) -> None:
+    c = cost["contention"]
+    assert c["processes"] == 4
+    assert c["lost"] == 0 and c["lock_errors"] == 0 and c["other_errors"] == 0
+    assert c["integrity_check"] == "ok" and c["chain_valid"] is True
