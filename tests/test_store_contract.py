@@ -54,6 +54,84 @@ def test_bump_count_and_missing_counter(store: Store) -> None:
     }
 
 
+def counts(store: Store, scope: Scope = SCOPE) -> dict[str, int]:
+    return {k: v.count for k, v in store.counters(scope).items()}
+
+
+def test_bump_many_creates_at_zero_and_adds(store: Store) -> None:
+    """bump_many creates missing counters at zero and adds to existing ones, in this tenant."""
+    with store.transaction(SCOPE) as tx:
+        tx.bump("a", 1.0, by=2)
+        assert tx.bump_many(["a", "b"], 2.0) is None  # type: ignore[func-returns-value]
+        assert (tx.count("a"), tx.count("b")) == (3, 1)
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many(("b", "c"), 3.0)
+    assert counts(store) == {"a": 3, "b": 2, "c": 1}
+    assert store.counters(OTHER) == {}
+
+
+def test_bump_many_adds_up_duplicate_keys_in_one_call(store: Store) -> None:
+    """A key given twice in one bump_many call is bumped twice."""
+    with store.transaction(SCOPE) as tx:
+        tx.bump("a", 1.0)
+        tx.bump_many(["a", "a", "b"], 2.0)
+        tx.bump_many(["c", "c"], 2.0, by=3)
+    assert counts(store) == {"a": 3, "b": 1, "c": 6}
+
+
+def test_bump_many_respects_by_including_zero_and_negative(store: Store) -> None:
+    """by is added per occurrence of a key; zero creates at zero and negative subtracts."""
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many(["a", "b"], 1.0, by=5)
+        tx.bump_many(["a", "a", "c"], 2.0, by=-2)
+        tx.bump_many(["z"], 3.0, by=0)
+    assert counts(store) == {"a": 1, "b": 5, "c": -2, "z": 0}
+
+
+def test_bump_many_sets_last_at_of_the_keys_it_bumps(store: Store) -> None:
+    """bump_many stores now as last_at of each key it bumps and leaves the others alone."""
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many(["a", "b"], 1.0)
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many(["a", "a", "c"], 2.5)
+    counters = store.counters(SCOPE)
+    assert {k: v.last_at for k, v in counters.items()} == {"a": 2.5, "b": 1.0, "c": 2.5}
+
+
+def test_bump_many_of_nothing_is_no_change_but_a_zero_bump_is(store: Store) -> None:
+    """An empty bump_many changes nothing, not even generation(); a bump by zero does, as bump."""
+    first = store.generation()
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many([], 1.0)
+        tx.bump_many((), 1.0, by=7)
+    assert store.generation() == first and store.counters(SCOPE) == {}
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many(["k"], 2.0, by=0)
+    assert store.generation() != first and counts(store) == {"k": 0}
+
+
+def test_bump_many_is_rolled_back_with_the_transaction(store: Store) -> None:
+    """bump_many in a transaction whose body raises leaves counters and generation as before."""
+    with store.transaction(SCOPE) as tx:
+        tx.bump("a", 1.0)
+    before = (store.counters(SCOPE), store.generation())
+    with pytest.raises(RuntimeError), store.transaction(SCOPE) as tx:
+        tx.bump_many(["a", "b", "b"], 2.0)
+        raise RuntimeError("rolled back")
+    assert (store.counters(SCOPE), store.generation()) == before
+
+
+def test_bump_many_of_more_keys_than_one_statement_holds_bumps_all(store: Store) -> None:
+    """250 keys in one call all land, also with a duplicate beyond the first chunk of rows."""
+    keys = [f"k{i:03d}" for i in range(250)]
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many(keys, 1.0)
+    assert counts(store) == dict.fromkeys(keys, 1)
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many([*keys, "k000", "k249"], 2.0)
+    assert counts(store) == {**dict.fromkeys(keys, 2), "k000": 3, "k249": 3}
+
+
 PREFIX_KEYS = [
     "a:",
     "a:b",

@@ -9,7 +9,6 @@ when every action class in use had its latest call refused. A run of successes i
 
 from __future__ import annotations
 
-import collections
 import enum
 
 import attrs
@@ -30,7 +29,11 @@ class Event(str, enum.Enum):
 
 @attrs.define
 class SessionTracker:
-    """Keep the per-session history that convergence is judged on (bounded in memory)."""
+    """Keep the per-session counts that convergence is judged on, updated incrementally.
+
+    Nothing here grows with the session's length: the tail is a run length, the classes a
+    dictionary of each class's latest event.
+    """
 
     policy: Policy
     attempts: int = 0
@@ -39,20 +42,23 @@ class SessionTracker:
     best_score: float | None = None
     since_improvement: int = 0
     scored: int = 0
-    recent: collections.deque[Event] = attrs.field(factory=lambda: collections.deque(maxlen=256))
+    bad_run: int = 0
     last_by_class: dict[str, Event] = attrs.field(factory=dict)
+    blocked_classes: int = 0
 
     def note(self, event: Event, action_class: str | None, score: float | None = None) -> None:
         """Add one call's fate to the history."""
-        self.recent.append(event)
         if event is Event.BLOCKED:
             self.blocked += 1
         else:
             self.attempts += 1
             if event is Event.FAILED:
                 self.failures += 1
+        self.bad_run = 0 if event is Event.OK else self.bad_run + 1
         if action_class:
+            before = self.last_by_class.get(action_class)
             self.last_by_class[action_class] = event
+            self.blocked_classes += (event is Event.BLOCKED) - (before is Event.BLOCKED)
         if score is not None:
             self._score(score)
 
@@ -70,19 +76,16 @@ class SessionTracker:
         """Return the session's convergence now."""
         status, reason = "progressing", "calls are still making progress"
         window = self.policy.stuck_window
-        tail = list(self.recent)[-window:]
         if self.scored and self.since_improvement >= self.policy.plateau_window:
             status = "plateau"
             reason = (
                 f"the best score has not improved by more than {self.policy.plateau_tolerance}"
                 f" for {self.since_improvement} scored attempts"
             )
-        elif len(self.last_by_class) and all(
-            e is Event.BLOCKED for e in self.last_by_class.values()
-        ):
+        elif self.last_by_class and self.blocked_classes == len(self.last_by_class):
             status = "exhausted"
             reason = "the latest call of every action class in use was refused"
-        elif len(tail) >= window and all(e is not Event.OK for e in tail):
+        elif self.bad_run >= window:
             status = "stuck"
             reason = f"the last {window} calls all failed or were refused"
         return Convergence(

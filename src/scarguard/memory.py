@@ -58,6 +58,8 @@ from scarguard.summary import MemoryStats, build_patterns, build_stats
 __all__ = ["Classification", "FailureMemory", "default_memory", "set_default_memory"]
 
 _MEMORIES: weakref.WeakSet[FailureMemory] = weakref.WeakSet()
+_UNLOADED: Hashable = object()
+"""The generation of an index never loaded from the store."""
 
 
 class FailureMemory(MaintenanceMixin):
@@ -131,7 +133,7 @@ class FailureMemory(MaintenanceMixin):
         self._batch = success_batch
         self._lock = threading.RLock()
         self._index = ConstraintIndex()
-        self._generation: Hashable = object()
+        self._generation: Hashable = _UNLOADED
         self._tracker = SessionTracker(self.policy)
         self._last_ok: dict[str, Call] = {}
         self._recent: dict[str, tuple[str, float, Failure]] = {}
@@ -344,7 +346,7 @@ class FailureMemory(MaintenanceMixin):
                 learned = learn(
                     tx, Lesson(call, stored, signature, deterministic), self.policy, adapter, now
                 )
-                evicted = enforce_cap(tx, self.policy, now)
+                evicted = enforce_cap(tx, self.policy, now) if learned else []
                 tx.receipt(
                     "failure",
                     {
@@ -370,7 +372,9 @@ class FailureMemory(MaintenanceMixin):
             if call.params:
                 self._last_ok[call.tool] = call
             now = self.clock()
-            index = self._current_index(now)
+            # check() revalidated the index just before this call ran; asking the store again
+            # would double the cost of every success for a lift that can wait one call.
+            index = self._current_index(now) if self._generation is _UNLOADED else self._index
             if index and index.liftable(call, adapter, self.policy):
                 pending, self._pending = self._pending, []
                 with self.store.transaction(self.scope) as tx:
@@ -482,7 +486,7 @@ def _reset_after_fork() -> None:
     for memory in list(_MEMORIES):
         memory._lock = threading.RLock()
         memory._pending = []
-        memory._generation = object()
+        memory._generation = _UNLOADED
 
 
 if hasattr(os, "register_at_fork"):

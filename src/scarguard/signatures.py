@@ -66,6 +66,7 @@ _STATUS_CLASSES = {1: "informational", 2: "success", 3: "redirect", 4: "client",
 # Longer texts are matched on their head and tail, where messages sit; Python's re costs
 # about 0.5 µs per character across the whole bank, so the window bounds a failure's cost.
 _MATCH_LIMIT = 4096
+_CACHE_SIZE = 1024  # distinct error texts remembered per bank
 _SCAN_LIMIT = 16_384  # the same for normalise_error, whose dozen masks are cheaper
 _NORMALISED_LIMIT = 1000  # normalised text keeps its head and tail within this length
 _NORMALISE_ROUNDS = 4
@@ -169,6 +170,7 @@ class SignatureBank:
             for code in sig.status_codes:
                 self._by_status.setdefault(code, sig)
         self._texts = tuple((s.pattern, s) for s in self._signatures if s.pattern is not None)
+        self._text_cache: dict[str, Signature | None] = {}
 
     def match(
         self,
@@ -195,10 +197,9 @@ class SignatureBank:
             if found is not None:
                 return found
         if text:
-            clipped = _clip(text, _MATCH_LIMIT)
-            for pattern, sig in self._texts:
-                if pattern.search(clipped):
-                    return sig
+            found = self._match_text(text)
+            if found is not None:
+                return found
         if status_code is not None:
             found = self._by_status.get(status_code)
             if found is not None:
@@ -211,6 +212,22 @@ class SignatureBank:
         if exception_types:
             return fallback_signature(_bare(exception_types[0]))
         return fallback_signature(text)
+
+    def _match_text(self, text: str) -> Signature | None:
+        """Return the first signature whose pattern the text matches, remembering the answer.
+
+        An agent in a loop produces the same error text again and again; the cache spares the
+        scan of the whole bank on every repeat. It is bounded and simply starts afresh when full.
+        """
+        cache = self._text_cache
+        if text in cache:
+            return cache[text]
+        clipped = _clip(text, _MATCH_LIMIT)
+        found = next((sig for pattern, sig in self._texts if pattern.search(clipped)), None)
+        if len(cache) >= _CACHE_SIZE:
+            cache.clear()
+        cache[text] = found
+        return found
 
     def get(self, name: str) -> Signature | None:
         """Return the signature called ``name``, or ``None`` (fallbacks are not in a bank)."""

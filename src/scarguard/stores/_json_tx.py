@@ -7,7 +7,7 @@ the changed tenant only after the body returns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -50,6 +50,10 @@ class JSONTransaction:
         self.data.counters[key] = value
         self.changed = True
         return value.count
+
+    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
+        for key in keys:
+            self.bump(key, now, by)
 
     def count(self, key: str) -> int:
         value = self.data.counters.get(key)

@@ -31,6 +31,7 @@ from scarguard.receipts import GENESIS
 
 __all__ = [
     "BUMP",
+    "BUMP_MANY",
     "CONSTRAINT_COLUMNS",
     "CONSTRAINT_SQL",
     "FAILURE_COLUMNS",
@@ -75,6 +76,14 @@ BUMP = (
     " DO UPDATE SET count = counters.count + EXCLUDED.count, last_at = EXCLUDED.last_at"
     " RETURNING count"
 )
+BUMP_MANY = (
+    "INSERT INTO counters (workspace, project, key, count, last_at)"
+    " SELECT %s, %s, k, c, %s FROM unnest(%s::text[], %s::bigint[]) AS t (k, c)"
+    " ON CONFLICT (workspace, project, key)"
+    " DO UPDATE SET count = counters.count + EXCLUDED.count, last_at = EXCLUDED.last_at"
+)
+"""Many counters in one statement; the keys must be distinct (ON CONFLICT cannot update a
+row twice), so the caller adds duplicates up first."""
 INSERT_RECEIPT = (
     "WITH r AS (INSERT INTO receipts (seq, prev, type, at_ms, payload, hash)"
     " VALUES (%s, %s, %s, %s, %s, %s))"

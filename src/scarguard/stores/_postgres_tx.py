@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -14,6 +15,7 @@ from scarguard.stores._files import prefix_end
 from scarguard.stores._postgres_conn import Connection
 from scarguard.stores._postgres_schema import (
     BUMP,
+    BUMP_MANY,
     CONSTRAINT_SQL,
     INSERT_COLUMNS,
     INSERT_FAILURE,
@@ -78,6 +80,16 @@ class PostgresTransaction:
         found = self._conn.execute(BUMP, (*self._tenant, key, by, now)).fetchone()
         self.changed = True
         return int(found[0]) if found else 0
+
+    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
+        if not keys:
+            return
+        # Distinct keys (ON CONFLICT cannot touch a row twice), sorted: rows lock in one order.
+        tally = sorted(Counter(keys).items())
+        names = [key for key, _ in tally]
+        amounts = [n * by for _, n in tally]
+        self._conn.execute(BUMP_MANY, (*self._tenant, now, names, amounts))
+        self.changed = True
 
     def count(self, key: str) -> int:
         sql = f"SELECT count FROM counters WHERE {TENANT} AND key = %s"

@@ -13,6 +13,7 @@ serves prefix queries); constraints by creation time (oldest first).
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from scarguard.model import Constraint, Failure
 
 __all__ = [
     "BUMP",
+    "BUMP_MANY_ROWS",
     "CONSTRAINT_COLUMNS",
     "CONSTRAINT_SQL",
     "FAILURE_COLUMNS",
@@ -37,6 +39,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "TENANT",
     "apply_migrations",
+    "bump_many_sql",
     "constraint_from",
     "failure_from",
     "user_version",
@@ -67,9 +70,24 @@ BUMP = (
     " ON CONFLICT (workspace, project, key)"
     " DO UPDATE SET count = count + excluded.count, last_at = excluded.last_at"
 )
+BUMP_RETURNING = BUMP + " RETURNING count"
+"""One statement instead of two where the library has ``RETURNING`` (SQLite 3.35 and newer)."""
+BUMP_MANY_ROWS = 100
+"""Rows per multi-row bump: 500 bound variables, under SQLite's oldest limit of 999."""
 INSERT_RECEIPT = (
     "INSERT INTO receipts (seq, prev, type, at_ms, payload, hash) VALUES (?, ?, ?, ?, ?, ?)"
 )
+
+
+@functools.lru_cache(maxsize=8)
+def bump_many_sql(rows: int) -> str:
+    """Return :data:`BUMP` for ``rows`` rows in one statement.
+
+    SQLite resolves ``ON CONFLICT`` row by row, so a key listed twice is simply bumped twice
+    (PostgreSQL refuses that; its store adds duplicates up first).
+    """
+    values = ", ".join(["(?, ?, ?, ?, ?)"] * rows)
+    return BUMP.replace("VALUES (?, ?, ?, ?, ?)", f"VALUES {values}", 1)
 
 
 def failure_from(row: Sequence[Any]) -> Failure:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -45,6 +45,10 @@ class _MemoryTransaction:
         self._data.counters[key] = value
         self.changed = True
         return value.count
+
+    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
+        for key in keys:
+            self.bump(key, now, by)
 
     def count(self, key: str) -> int:
         value = self._data.counters.get(key)
@@ -163,9 +167,7 @@ class MemoryStore:
     def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
         """Return the tenant's counters under ``prefix``."""
         with self._lock:
-            return {
-                k: v for k, v in self._tenant(scope).counters.items() if k.startswith(prefix)
-            }
+            return {k: v for k, v in self._tenant(scope).counters.items() if k.startswith(prefix)}
 
     def clear(self, scope: Scope) -> None:
         """Forget the tenant's records; other tenants and the chain are untouched."""

@@ -11,7 +11,7 @@ counting history, so the cost of a call does not grow with the number of stored 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
@@ -64,6 +64,21 @@ class Transaction(Protocol):
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
         """Add ``by`` to counter ``key`` (creating it at zero) and return the new count."""
+        ...
+
+    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
+        """Add ``by`` to each counter in ``keys``, in as few round trips as the store can.
+
+        The batch form of :meth:`bump`: recording one failure bumps several counters, and
+        this costs one statement instead of one per key. A key given twice is bumped twice.
+
+        Args:
+            keys: The counters to bump; each is created at zero when absent. An empty
+                sequence changes nothing (and does not count as a change of the store).
+            now: The time stored as each counter's ``last_at``.
+            by: How much to add to each counter per occurrence of its key (may be zero or
+                negative, as in :meth:`bump`).
+        """
         ...
 
     def count(self, key: str) -> int:

@@ -27,7 +27,7 @@ import contextlib
 import itertools
 import os
 import sqlite3
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -40,6 +40,8 @@ from scarguard.stores._files import prefix_end
 from scarguard.stores._sqlite_conn import Connections, rollback
 from scarguard.stores._sqlite_schema import (
     BUMP,
+    BUMP_MANY_ROWS,
+    BUMP_RETURNING,
     CONSTRAINT_SQL,
     FAILURE_SQL,
     INSERT_COLUMNS,
@@ -47,6 +49,7 @@ from scarguard.stores._sqlite_schema import (
     INSERT_RECEIPT,
     PUT_CONSTRAINT,
     TENANT,
+    bump_many_sql,
     constraint_from,
     failure_from,
 )
@@ -57,6 +60,7 @@ __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
 _TABLES = ("failures", "counters", "constraints")
+_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 
 def _range(prefix: str) -> tuple[str, list[str]]:
@@ -87,9 +91,20 @@ class _SQLiteTransaction:
         return attrs.evolve(failure, id=cursor.lastrowid)
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
-        self._conn.execute(BUMP, (*self._tenant, key, by, now))
         self.changed = True
+        if _RETURNING:
+            row = self._conn.execute(BUMP_RETURNING, (*self._tenant, key, by, now)).fetchone()
+            return int(row[0])
+        self._conn.execute(BUMP, (*self._tenant, key, by, now))
         return self.count(key)
+
+    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
+        workspace, project = self._tenant
+        for start in range(0, len(keys), BUMP_MANY_ROWS):
+            chunk = keys[start : start + BUMP_MANY_ROWS]
+            params = [v for key in chunk for v in (workspace, project, key, by, now)]
+            self._conn.execute(bump_many_sql(len(chunk)), params)
+            self.changed = True
 
     def count(self, key: str) -> int:
         sql = f"SELECT count FROM counters WHERE {TENANT} AND key = ?"
