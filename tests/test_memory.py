@@ -21,7 +21,7 @@ from scarguard.adapters import MLTrainingAdapter
 from scarguard.testing import FakeClock, memory_for_tests
 
 EDIT = {"path": "app.py", "old_string": "def main(", "new_string": "def run("}
-MAKE_FAILED = "make: *** No rule to make target 'build'.  Stop.\nexit code 2"
+MAKE_FAILED = "cc1: error: unknown option\nmake: *** [Makefile:12: build] Error 1"
 
 
 @pytest.fixture
@@ -267,15 +267,59 @@ def test_success_in_between_resets_the_exact_count(memory: FailureMemory) -> Non
 
 
 def test_rerunning_tests_after_an_edit_is_allowed(memory: FailureMemory) -> None:
-    """Tests that failed twice may run again once an edit succeeded (rule 5)."""
+    """Tests refused after two failures run again once an edit succeeded (rule 5)."""
     args = {"command": "pytest -x"}
     fail(memory, "bash", args, "exit code 1")
     fail(memory, "bash", args, "exit code 1")
     assert not memory.check("bash", args).allowed
     memory.record("edit_file", EDIT, ok=True)
     assert memory.check("bash", args).allowed
+
+
+def test_failing_again_after_a_change_refuses_at_once(memory: FailureMemory) -> None:
+    """The one run a change buys that fails the same way is refused again without a second try."""
+    args = {"command": "pytest -x"}
     fail(memory, "bash", args, "exit code 1")
+    fail(memory, "bash", args, "exit code 1")
+    memory.record("edit_file", EDIT, ok=True)
+    fail(memory, "bash", args, "exit code 1")
+    assert not memory.check("bash", args).allowed
+    memory.record("edit_file", {**EDIT, "new_string": "def go("}, ok=True)
     assert memory.check("bash", args).allowed
+
+
+def test_deterministic_shell_failure_goes_stale_only_when_its_file_changes(
+    memory: FailureMemory,
+) -> None:
+    """A syntax error in a script stays refused after unrelated edits, not after fixing it."""
+    args = {"command": "node scripts/build.js --prod"}
+    fail(memory, "bash", args, "SyntaxError: Unexpected token }")
+    assert not memory.check("bash", args).allowed
+    memory.record("edit_file", {"path": "README.md", "old_string": "a", "new_string": "b"}, ok=True)
+    assert not memory.check("bash", args).allowed
+    memory.record(
+        "edit_file", {"path": "scripts/build.js", "old_string": "}", "new_string": ""}, ok=True
+    )
+    assert memory.check("bash", args).allowed
+
+
+def test_changing_a_manifest_makes_every_shell_failure_stale(memory: FailureMemory) -> None:
+    """Editing the Makefile lifts a refused make command it does not name."""
+    args = {"command": "make build"}
+    fail(memory, "bash", args, "make: *** No rule to make target 'build'.  Stop.")
+    fail(memory, "bash", args, "make: *** No rule to make target 'build'.  Stop.")
+    assert not memory.check("bash", args).allowed
+    memory.record(
+        "edit_file", {"path": "Makefile", "old_string": "all:", "new_string": "build:"}, ok=True
+    )
+    assert memory.check("bash", args).allowed
+
+
+def test_refusal_of_a_call_without_target_names_its_arguments(memory: FailureMemory) -> None:
+    """A refused call with no file target says which arguments it had."""
+    fail(memory, "make", {"target": "build"}, "exit code 2")
+    fail(memory, "make", {"target": "build"}, "exit code 2")
+    assert "target=" in memory.check("make", {"target": "build"}).message
 
 
 def test_forget_lifts_by_id_and_resets_evidence(memory: FailureMemory) -> None:
@@ -623,3 +667,30 @@ def test_warn_level_rules_report_level(memory: FailureMemory) -> None:
     levels = {c.kind: c.level for c in memory.constraints()}
     assert levels[ConstraintKind.TOOL_TARGET] is Level.WARN
     assert levels[ConstraintKind.EXACT_CALL] is Level.BLOCK
+
+
+def test_killing_the_old_server_makes_the_port_failure_stale(memory: FailureMemory) -> None:
+    """After a successful kill, the start that failed with port-in-use may run again."""
+    start = {"command": "npm run start:dev"}
+    for _ in range(2):
+        fail(memory, "bash", start, "Error: listen EADDRINUSE: address already in use :::3000")
+    assert not memory.check("bash", start).allowed
+    memory.record("bash", {"command": "kill $(lsof -t -i:3000)"}, ok=True)
+    assert memory.check("bash", start).allowed
+
+
+def test_a_shell_command_creating_a_path_lifts_its_missing_fact(memory: FailureMemory) -> None:
+    """touch on a path known to be missing lifts the refusal to read it."""
+    fail(memory, "read_file", {"path": "notes/todo.md"}, "ENOENT: no such file or directory")
+    assert not memory.check("read_file", {"path": "notes/todo.md"}).allowed
+    memory.record("bash", {"command": "mkdir -p notes && touch notes/todo.md"}, ok=True)
+    assert memory.check("read_file", {"path": "notes/todo.md"}).allowed
+
+
+def test_reading_commands_lift_nothing(memory: FailureMemory) -> None:
+    """A successful ls or test run does not make other commands' failures stale."""
+    args = {"command": "node scripts/build.js"}
+    fail(memory, "bash", args, "exit code 1")
+    fail(memory, "bash", args, "exit code 1")
+    memory.record("bash", {"command": "ls -la scripts"}, ok=True)
+    assert not memory.check("bash", args).allowed

@@ -168,6 +168,7 @@ POSITIVE: dict[str, list[str]] = {
         "Command '['./a.out']' returned non-zero exit status -11.",
     ],
     "ambiguous_edit": [
+        "Error: Failed to edit, expected 1 occurrence(s) but found 3.",
         "Found 3 matches of the string to replace, but replace_all is false. To replace all"
         " occurrences, set replace_all to true.",
         "No replacement was performed. Multiple occurrences of old_str `x = 1` in lines [3, 9].",
@@ -175,6 +176,9 @@ POSITIVE: dict[str, list[str]] = {
         "search text matches 2 locations in app.py",
     ],
     "edit_failed": [
+        "Failed to edit, 0 occurrences found for old_string in src/main.rs. Ensure you're not"
+        " escaping content incorrectly.",
+        "old_string found 0 times in config.py",
         "String to replace not found in file.",
         "No replacement was performed, old_str `def foo():` did not appear verbatim in /r/a.py.",
         "Error: old_string not found in app.py",
@@ -244,6 +248,8 @@ POSITIVE: dict[str, list[str]] = {
         "Bad credentials",
     ],
     "conflict": [
+        "fatal: 'main' is already checked out at '/work/repo'",
+        "fatal: 'feature' is already used by worktree at '/tmp/wt'",
         "FileExistsError: [Errno 17] File exists: 'out'",
         "Error: EEXIST: file already exists, mkdir '/app/dist'",
         "fatal: destination path 'repo' already exists and is not an empty directory.",
@@ -265,11 +271,22 @@ POSITIVE: dict[str, list[str]] = {
         "The search returned no results",
         "zsh: no matches found: *.rst",
     ],
+    "make_target_missing": [
+        "make: *** No rule to make target 'biuld'.  Stop.",
+        "make: *** No rule to make target 'build', needed by 'all'.  Stop.",
+        "make[1]: *** No rule to make target 'src/main.o'.  Stop.",
+    ],
+    "file_too_large": [
+        "MaxFileReadTokenExceededError: File content (41049 tokens) exceeds maximum allowed"
+        " tokens (25000)",
+        "Error: file is too large to read (12 MB); use offset and limit",
+        "The output exceeds the maximum allowed size for this tool",
+    ],
     "command_failed": [
         "Command '['pytest', '-x']' returned non-zero exit status 1.",
         "Error: Exit code 1",
         "Process exited with code 2",
-        "make: *** No rule to make target 'biuld'.  Stop.",
+        "make: *** [Makefile:3: all] Error 2",
         "npm ERR! code ELIFECYCLE",
         "exit status 2",
     ],

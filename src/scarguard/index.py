@@ -8,6 +8,8 @@ lookup, so a rule lapses on time without a rebuild.
 
 from __future__ import annotations
 
+import os
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
@@ -21,7 +23,66 @@ if TYPE_CHECKING:
     from scarguard.adapters.protocol import Adapter
     from scarguard.policy import Policy
 
-__all__ = ["ConstraintIndex"]
+__all__ = ["MANIFESTS", "ConstraintIndex", "command_words"]
+
+MANIFESTS = frozenset(
+    {
+        "Makefile",
+        "makefile",
+        "GNUmakefile",
+        "package.json",
+        "package-lock.json",
+        "pyproject.toml",
+        "setup.py",
+        "setup.cfg",
+        "requirements.txt",
+        "Cargo.toml",
+        "go.mod",
+        "tsconfig.json",
+        "CMakeLists.txt",
+        ".env",
+    }
+)
+"""Files whose change can change what any command does (build and dependency manifests)."""
+
+_SPLIT = re.compile(r"""[\s'"`=;|&()<>,]+""")
+_MAX_WORDS = 64
+
+
+def command_words(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the words of a call's string arguments, with the basenames of path-like ones.
+
+    They tell which files a shell command names, so that changing one of them (or creating a
+    path the command needs) can lift what was learned about the command.
+    """
+    words: dict[str, None] = {}
+    for value in args.values():
+        if not isinstance(value, str):
+            continue
+        for word in _SPLIT.split(value):
+            if not word or len(word) > 200:
+                continue
+            words[os.path.normpath(word) if "/" in word else word] = None
+            if "/" in word:
+                words[os.path.basename(word.rstrip("/"))] = None
+            if len(words) >= _MAX_WORDS:
+                return tuple(words)
+    return tuple(words)
+
+
+def _changed_names(call: Call) -> frozenset[str]:
+    names = {t for t in call.targets} | {os.path.basename(t) for t in call.targets}
+    return frozenset(names)
+
+
+def _mentions(constraint: Constraint, changed: frozenset[str]) -> bool:
+    """Return whether a change of these files can change the outcome of the banned call."""
+    if not changed:
+        return True  # a change of unknown files (a shell command) may touch anything
+    if changed & MANIFESTS:
+        return True
+    words = constraint.params.get("words", ())
+    return any(w in changed for w in words)
 
 
 @attrs.define
@@ -131,13 +192,28 @@ class ConstraintIndex:
         lifted = [c for c in self.exact.get(call.fingerprint, ()) if c.tool == call.tool]
         mutating = adapter.mutating(call)
         if mutating:
+            changed = _changed_names(call)
             for cls in policy.stale_after_change:
-                lifted.extend(self.exact_by_class.get(cls, ()))
+                lifted.extend(
+                    c
+                    for c in self.exact_by_class.get(cls, ())
+                    if not c.params.get("deterministic") or _mentions(c, changed)
+                )
+            if self.missing and not call.targets:
+                # a shell command that changed the workspace: the paths it names may exist now
+                lifted.extend(
+                    self.missing[w] for w in command_words(call.args) if w in self.missing
+                )
         if mutating or adapter.requires_existing_target(call):
             lifted.extend(self.missing[t] for t in call.targets if t in self.missing)
-        if mutating:
-            for target in call.targets:
-                lifted.extend(self.target_rules.get(target, ()))
+        for target in call.targets:
+            # a change lifts every rule on the target; reading it lifts the warnings, which
+            # asked for exactly that (re-read before editing again)
+            lifted.extend(
+                c
+                for c in self.target_rules.get(target, ())
+                if mutating or c.level is Level.WARN
+            )
         if call.action_class:
             lifted.extend(self.strategy.get(call.action_class, ()))
         return lifted

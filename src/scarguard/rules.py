@@ -15,13 +15,13 @@ writers corroborate each other instead of racing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from scarguard.canonical import canonical_json
-from scarguard.index import ConstraintIndex
+from scarguard.index import ConstraintIndex, command_words
 from scarguard.model import Blame, Call, Constraint, ConstraintKind, Failure, Level
 from scarguard.redact import excerpt
 
@@ -110,10 +110,15 @@ def learn(
     """Apply the learning rules to one failure inside ``tx``; return new or escalated rules."""
     failure, call, sig = lesson.failure, lesson.call, lesson.signature
     label = sig.label
-    tx.bump(f"s:{failure.signature}", now)
-    tx.bump(f"st:{failure.signature}{SEP}{call.tool}", now)
-    tx.bump(f"b:{failure.blame.value}", now)
-    tx.bump(f"ft:{call.tool}", now)
+    tx.bump_many(
+        (
+            f"s:{failure.signature}",
+            f"st:{failure.signature}{SEP}{call.tool}",
+            f"b:{failure.blame.value}",
+            f"ft:{call.tool}",
+        ),
+        now,
+    )
     if failure.blame is Blame.HARNESS:
         return []
 
@@ -153,7 +158,7 @@ def learn(
     else:
         needed = policy.corroboration
     if exact_count >= needed and not target_fact:
-        where = f" on {_quote(call.targets[0])}" if call.targets else ""
+        where = f" on {_quote(call.targets[0])}" if call.targets else _summary(failure.args)
         learned.append(
             _upsert(
                 tx,
@@ -172,7 +177,7 @@ def learn(
                 target=call.targets[0] if call.targets else None,
                 action_class=call.action_class,
                 fingerprint=call.fingerprint,
-                params={"counter": exact_counter},
+                params=_exact_params(lesson, policy, exact_counter),
             )
         )
     if failure.blame is not Blame.AGENT:
@@ -185,6 +190,20 @@ def learn(
     learned.extend(_radius(tx, lesson, policy, now))
     learned.extend(_parameters(tx, lesson, policy, adapter, now))
     return [c for c in learned if c is not None]
+
+
+def _summary(args: Mapping[str, Any]) -> str:
+    """Return a short quoted summary of (redacted) arguments, for calls without a target."""
+    shown = [f"{k}={_quote(str(v))}" for k, v in list(args.items())[:2] if v not in (None, "")]
+    return f" ({', '.join(shown)})" if shown else ""
+
+
+def _exact_params(lesson: Lesson, policy: Policy, counter: str) -> dict[str, Any]:
+    """Return what an exact-call ban keeps: its counter, and what decides when it goes stale."""
+    params: dict[str, Any] = {"counter": counter, "deterministic": lesson.deterministic}
+    if lesson.call.action_class in policy.stale_after_change:
+        params["words"] = list(command_words(lesson.failure.args))
+    return params
 
 
 def _times(n: int) -> str:
@@ -355,23 +374,26 @@ def _exact_prefix(call: Call) -> str:
 def reset_keys_for_success(call: Call, policy: Policy, mutating: bool) -> list[str]:
     """Return the counter prefixes a success of ``call`` resets.
 
-    Its own failure record; its action class's strategy counts; and, when it changed the
-    world, every failure count of the classes whose failures go stale on change.
+    Its own failure record and its action class's strategy counts. A change of the world
+    lifts stale bans but keeps their counts: the first run after the change is allowed, and
+    if it fails the same way again, the ban is back at once.
     """
     prefixes = [_exact_prefix(call)]
     if call.action_class:
         prefixes += [f"ct:{call.action_class}{SEP}", f"cn:{call.action_class}{SEP}"]
-    if mutating:
-        prefixes += [f"x:{cls}{SEP}" for cls in sorted(policy.stale_after_change)]
     return prefixes
 
 
-def remove_with_counters(tx: Transaction, constraints: Sequence[Constraint], now: float) -> None:
-    """Delete constraints and the counters that built them, so evidence starts afresh."""
+def remove_with_counters(
+    tx: Transaction, constraints: Sequence[Constraint], now: float, *, keep_counts: bool = False
+) -> None:
+    """Delete constraints and (unless ``keep_counts``) the counters that built them."""
     if not constraints:
         return
     removed = tx.remove_constraints([c.key for c in constraints])
     tx.bump(CONSTRAINT_COUNT, now, -len(removed))
+    if keep_counts:
+        return
     for constraint in removed:
         counter = constraint.params.get("counter")
         if isinstance(counter, str):
@@ -386,9 +408,20 @@ def lift_on_success(
     policy: Policy,
     now: float,
 ) -> list[Constraint]:
-    """Lift what a success of ``call`` disproves; return the lifted constraints."""
+    """Lift what a success of ``call`` disproves; return the lifted constraints.
+
+    Bans of other calls that went stale because this one changed the world are lifted with
+    their counts kept, so a repeat of the same failure brings them straight back.
+    """
     lifted = index.liftable(call, adapter, policy)
-    remove_with_counters(tx, lifted, now)
+    stale = [
+        c
+        for c in lifted
+        if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint != call.fingerprint
+    ]
+    disproved = [c for c in lifted if c not in stale]
+    remove_with_counters(tx, disproved, now)
+    remove_with_counters(tx, stale, now, keep_counts=True)
     for prefix in reset_keys_for_success(call, policy, adapter.mutating(call)):
         tx.reset(prefix)
     return lifted

@@ -234,7 +234,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\b[Ff]ound \d+ matches of the string to replace\b|\bMultiple occurrences of old_str\b"
         r"|\bold_str(?:ing)? (?:is not unique|must be unique|matches multiple)\b"
         r"|(?i:\bsearch (?:string|text|block) (?:is ambiguous|matches \d+ (?:times|locations)))"
-        r"|(?i:\b(?:appears|occurs) \d+ times in the file\b)",
+        r"|(?i:\b(?:appears|occurs) \d+ times in the file\b)"
+        r"|\bexpected 1 occurrences?(?:\(s\))? but found [2-9]\d*\b",
         A, "Include more surrounding lines in the text to replace so it occurs exactly once, or "
         "ask to replace every occurrence.",
         "edit search string not unique", deterministic=True,
@@ -245,7 +246,9 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"(?i:\b(?:old_str(?:ing)?|search (?:string|text|block)|(?:string|text) to replace)\b"
         r"[^.\n]{0,60}?\b(?:not found|did not appear|was not found|could not be found|not present"
         r"|failed to (?:exactly )?match|does not match)\b)|\bno match(?:es)? found for search\b"
-        r"|\bSearchReplaceNoExactMatch\b|\bThe SEARCH block failed to exactly match\b",
+        r"|\bSearchReplaceNoExactMatch\b|\bThe SEARCH block failed to exactly match\b"
+        r"|\b0 occurrences found for old_str(?:ing)?\b|\bold_str(?:ing)? found 0 times\b"
+        r"|\bexpected 1 occurrences?(?:\(s\))? but found 0\b",
         A, "Read the file again and copy the exact text to replace, including whitespace; do "
         "not retry the same search string.",
         "edit search string not found", deterministic=True,
@@ -319,6 +322,16 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "environment.",
         "command not found",
     ),
+    # Agent: it read a whole file too large for the tool; the identical read is too large again.
+    Signature(
+        "file_too_large",
+        r"\bMaxFileReadTokenExceededError\b|\bFile content \(\d+ tokens\) exceeds maximum\b"
+        r"|(?i:\bfile (?:is )?too large to (?:read|open|display)\b)"
+        r"|(?i:\bexceeds (?:the )?maximum allowed (?:tokens|size)\b)",
+        A, "Read the file in parts with an offset and a limit, or search it for what you need, "
+        "instead of reading it whole.",
+        "file too large to read whole", deterministic=True,
+    ),
     # Agent: it named a path that does not exist; other calls needing it fail too.
     Signature(
         "file_not_found",
@@ -359,7 +372,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\bEEXIST\b|\b[Aa]lready exists\b|\bFileExistsError\b|\b409 Conflict\b"
         rf"|\b{_CODE} 409\b|\b[Mm]erge conflict\b|\bCONFLICT \(content\)"
         r"|\bAutomatic merge failed\b|\bUNIQUE constraint failed\b"
-        r"|\bduplicate key value violates unique constraint\b",
+        r"|\bduplicate key value violates unique constraint\b"
+        r"|\bis already checked out at\b|\bis already used by worktree at\b",
         A, "Use the existing resource, choose a new name, or resolve the conflict before "
         "creating it again.",
         "conflict: already exists", deterministic=True, status_codes={409},
@@ -374,12 +388,21 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         A, "Broaden or change the query instead of repeating it; the same query returns nothing.",
         "empty result",
     ),
+    # Agent: make was asked for a target the Makefile does not define; until the Makefile
+    # changes (a manifest: editing it lifts the ban), the same target is missing again.
+    Signature(
+        "make_target_missing",
+        r"\bNo rule to make target\b",
+        A, "List the targets the Makefile defines (read the Makefile) and use one of them; this "
+        "target does not exist.",
+        "make target does not exist", deterministic=True,
+    ),
     # Unknown: a command exited non-zero (failing tests, a build); rerunning after edits is fine.
     Signature(
         "command_failed",
         rf"{_EXIT}(?:[1-9]\d*|-\d+)\b"
         r"|\b(?:exit_code|exitcode|returncode)[=:] ?(?:[1-9]\d*|-\d+)\b"
-        r"|\b[Nn]on-?zero exit (?:status|code)\b|\bCommand failed\b|\bNo rule to make target\b"
+        r"|\b[Nn]on-?zero exit (?:status|code)\b|\bCommand failed\b"
         r"|\bmake(?:\[\d+\])?: \*\*\*|\bnpm ERR!|\bELIFECYCLE\b",
         U, "Read the command's output to find the first error and fix its cause before running "
         "the same command again.",

@@ -127,6 +127,104 @@ _EDITOR_COMMANDS: Final = {
 }
 _FILE_CLASSES: Final = frozenset({FILE_READ, FILE_EDIT, FILE_CREATE})
 _MUTATING: Final = frozenset({FILE_EDIT, FILE_CREATE, DELETE})
+
+_CHANGING_PROGRAMS: Final = frozenset(
+    {
+        "rm",
+        "rmdir",
+        "mv",
+        "cp",
+        "mkdir",
+        "touch",
+        "ln",
+        "chmod",
+        "chown",
+        "truncate",
+        "patch",
+        "unzip",
+        "install",
+        "kill",
+        "pkill",
+        "killall",
+        "fuser",
+        "tee",
+        "dd",
+    }
+)
+"""Shell programs that change files or processes whatever their arguments."""
+_CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
+    "git": frozenset(
+        {
+            "checkout",
+            "switch",
+            "reset",
+            "restore",
+            "stash",
+            "pull",
+            "merge",
+            "rebase",
+            "apply",
+            "am",
+            "cherry-pick",
+            "revert",
+            "commit",
+            "clone",
+            "clean",
+            "worktree",
+            "init",
+            "rm",
+            "mv",
+        }
+    ),
+    "pip": frozenset({"install", "uninstall"}),
+    "pip3": frozenset({"install", "uninstall"}),
+    "uv": frozenset({"pip", "add", "remove", "sync", "venv"}),
+    "poetry": frozenset({"add", "remove", "install", "update", "lock"}),
+    "npm": frozenset({"install", "i", "ci", "uninstall", "remove", "rm", "update", "link"}),
+    "yarn": frozenset({"add", "remove", "install", "upgrade"}),
+    "pnpm": frozenset({"add", "remove", "install", "i", "update"}),
+    "cargo": frozenset({"add", "remove", "install", "update", "clean"}),
+    "go": frozenset({"get", "install", "mod"}),
+    "apt": frozenset({"install", "remove", "purge"}),
+    "apt-get": frozenset({"install", "remove", "purge"}),
+    "brew": frozenset({"install", "uninstall", "upgrade"}),
+    "conda": frozenset({"install", "remove", "create", "update"}),
+    "docker": frozenset({"stop", "rm", "kill", "run", "restart", "compose", "pull"}),
+    "systemctl": frozenset({"start", "stop", "restart", "reload"}),
+    "service": frozenset({"start", "stop", "restart", "reload"}),
+    "make": frozenset({"clean", "install", "distclean"}),
+    "sed": frozenset({"-i"}),
+}
+"""Programs that change the workspace with one of these words (``git checkout``...)."""
+_PREFIXES: Final = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "xargs"})
+_SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
+_REDIRECT: Final = re.compile(r"(?<![0-9&])>{1,2}\s*(?!&)[^\s>]")
+
+
+def shell_changes_workspace(command: str) -> bool:
+    """Return whether a shell command changes files or processes (so earlier failures may not hold).
+
+    A command counts when any of its segments runs a changing program (``rm``, ``kill``...),
+    a changing subcommand (``git checkout``, ``pip install``, ``sed -i``...), or redirects
+    output into a file. Reading commands (``ls``, ``cat``, ``npm test``) do not.
+    """
+    if _REDIRECT.search(command):
+        return True
+    for segment in _SEGMENTS.split(command):
+        words = [w for w in segment.split() if "=" not in w or w.startswith("-")]
+        while words and words[0] in _PREFIXES:
+            words = words[1:]
+        if not words:
+            continue
+        program = os.path.basename(words[0])
+        if program in _CHANGING_PROGRAMS:
+            return True
+        changing = _CHANGING_SUBCOMMANDS.get(program)
+        if changing and any(w in changing for w in words[1:3]):
+            return True
+    return False
+
+
 _NEEDS_TARGET: Final = frozenset({FILE_READ, FILE_EDIT, DELETE})
 
 _SHELL_ARGS: Final = frozenset({"command", "cmd", "script", "shell_command"})
@@ -196,6 +294,9 @@ class ToolCallAdapter:
     normalise_paths: bool = True
     name: str = attrs.field(default="tool_call", init=False)
     scaling_keys: frozenset[str] = attrs.field(default=frozenset(), init=False)
+    _volatile_cache: dict[str, frozenset[str]] = attrs.field(
+        factory=dict, init=False, repr=False, eq=False
+    )
 
     def classify_action(self, tool: str, args: Mapping[str, Any]) -> str | None:
         """Return the action class of a call, or ``None`` when neither name nor args tell.
@@ -245,9 +346,9 @@ class ToolCallAdapter:
 
     def normalise_target(self, target: str) -> str:
         """Return ``target`` normalised: URLs verbatim, paths through ``normpath``."""
-        if not self.normalise_paths or _URL.match(target):
+        if not self.normalise_paths:
             return target
-        return os.path.normpath(target)
+        return _normalise_path(target)
 
     def normalise_targets(self, targets: Iterable[str]) -> tuple[str, ...]:
         """Return ``targets`` normalised, in order, without repeats or empty strings."""
@@ -257,13 +358,21 @@ class ToolCallAdapter:
 
     def volatile_for(self, tool: str) -> frozenset[str]:
         """Return the argument names left out of ``tool``'s fingerprints."""
-        everywhere = self.volatile_keys.get("*", frozenset())
-        return everywhere | self.volatile_keys.get(tool, frozenset())
+        cached = self._volatile_cache.get(tool)
+        if cached is None:
+            everywhere = self.volatile_keys.get("*", frozenset())
+            cached = everywhere | self.volatile_keys.get(tool, frozenset())
+            self._volatile_cache[tool] = cached
+        return cached
 
     def fingerprint(self, tool: str, args: Mapping[str, Any]) -> str:
         """Return the call's fingerprint: deterministic, and never raising on odd arguments."""
         volatile = self.volatile_for(tool)
-        kept = {k: v for k, v in args.items() if k not in volatile}
+        kept = (
+            args
+            if volatile.isdisjoint(args)
+            else {k: v for k, v in args.items() if k not in volatile}
+        )
         try:
             return canonical.fingerprint(tool, kept)
         except Exception:  # a misbehaving __str__ or mapping must not break the agent's call
@@ -287,7 +396,7 @@ class ToolCallAdapter:
         found = self.extract_targets(args) if targets is None else self.normalise_targets(targets)
         return Call(
             tool=tool,
-            args=dict(args),
+            args=args,
             targets=found,
             action_class=self.classify_action(tool, args),
             fingerprint=self.fingerprint(tool, args),
@@ -298,15 +407,30 @@ class ToolCallAdapter:
         return self.blame_overrides.get(signature.name)
 
     def mutating(self, call: Call) -> bool:
-        """Return whether a success changes the targets: edits, creations and deletions.
+        """Return whether a success changes the world.
 
-        Shell commands are not mutating here: their targets are rarely known.
+        Edits, creations and deletions do, and so do shell commands that change files or
+        processes (see :func:`shell_changes_workspace`).
         """
-        return call.action_class in _MUTATING
+        if call.action_class in _MUTATING:
+            return True
+        if call.action_class != SHELL_EXEC:
+            return False
+        return any(
+            isinstance(value, str) and shell_changes_workspace(value)
+            for key, value in call.args.items()
+            if key in _SHELL_ARGS
+        )
 
     def requires_existing_target(self, call: Call) -> bool:
         """Return whether the call fails on a missing target: reads, edits and deletions."""
         return call.action_class in _NEEDS_TARGET
+
+
+@functools.lru_cache(maxsize=4096)
+def _normalise_path(target: str) -> str:
+    """Return a path through ``normpath``; URLs verbatim (cached: paths repeat)."""
+    return target if _URL.match(target) else os.path.normpath(target)
 
 
 def _strings(values: Any) -> Iterator[str]:
