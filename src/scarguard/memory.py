@@ -58,6 +58,8 @@ from scarguard.summary import MemoryStats, build_patterns, build_stats
 __all__ = ["Classification", "FailureMemory", "default_memory", "set_default_memory"]
 
 _MEMORIES: weakref.WeakSet[FailureMemory] = weakref.WeakSet()
+_DEDUPE_ENTRIES = 1024
+"""Recent failures remembered per memory for the dedupe window (oldest dropped first)."""
 _UNLOADED: Hashable = object()
 """The generation of an index never loaded from the store."""
 
@@ -356,11 +358,11 @@ class FailureMemory(MaintenanceMixin):
                     },
                     now,
                 )
-            if len(self._recent) > 1024:
-                self._recent = {
-                    k: v for k, v in self._recent.items() if now - v[1] < self.policy.dedupe_seconds
-                }
+            # newest last, so the oldest entry is the first to go once the map is full
+            self._recent.pop(call.fingerprint, None)
             self._recent[call.fingerprint] = (signature.name, now, stored)
+            if len(self._recent) > _DEDUPE_ENTRIES:
+                del self._recent[next(iter(self._recent))]
             self._tracker.note(Event.FAILED, call.action_class, outcome.score)
             return RecordResult(stored, tuple(learned), (), self._tracker.convergence())
 

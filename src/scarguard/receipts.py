@@ -41,7 +41,21 @@ GENESIS = "0" * 64
 KEY_ENV = "SCARGUARD_RECEIPT_KEY"
 
 
+_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_PLAIN = (str, int, bool, type(None))
+
+
 def _no_floats(value: Any) -> Any:
+    """Return ``value`` with every float as its ``repr`` string (exact types tested first: hot)."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is float:
+        return repr(value)
+    if kind is dict:
+        return {str(k): _no_floats(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_no_floats(v) for v in value]
     if isinstance(value, float):
         return repr(value)
     if isinstance(value, Mapping):
@@ -87,7 +101,7 @@ class Receipt:
             "seq": self.seq,
             "type": self.type,
         }
-        return json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+        return _ENCODER.encode(record).encode()
 
     def expected_hash(self, key: bytes | str | None = None) -> str:
         """Return the hash this receipt must carry."""
@@ -115,9 +129,12 @@ def seal(
     key: bytes | str | None = None,
 ) -> Receipt:
     """Return the receipt that follows ``prev`` for ``payload``."""
-    text = json.dumps(_no_floats(payload), sort_keys=True, separators=(",", ":"))
-    draft = Receipt(seq=seq, prev=prev, type=type, at_ms=round(at * 1000), payload=text, hash="")
-    return attrs.evolve(draft, hash=draft.expected_hash(key))
+    text = _ENCODER.encode(_no_floats(payload))
+    at_ms = round(at * 1000)
+    draft = Receipt(seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash="")
+    return Receipt(
+        seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash=draft.expected_hash(key)
+    )
 
 
 def verify_chain(

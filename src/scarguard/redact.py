@@ -55,7 +55,7 @@ SECRET_KEY_NAMES: tuple[str, ...] = (
 
 _ASSIGNMENT = re.compile(
     r"(?i)\b(" + "|".join(re.escape(k) for k in SECRET_KEY_NAMES) + r")(\s*[=:]\s*)"
-    r"(\"[^\"]*\"|'[^']*'|[^\s,;&\"']+)"
+    r"((?:(?:bearer|basic|token|digest)\s+)?(?:\"[^\"]*\"|'[^']*'|[^\s,;&\"']+))"
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
 _WHITESPACE = re.compile(r"\s+")
@@ -72,6 +72,29 @@ def _compile(patterns: Iterable[str | re.Pattern[str]]) -> tuple[re.Pattern[str]
 
 def _lower_names(names: Iterable[str]) -> frozenset[str]:
     return frozenset(n.lower() for n in names)
+
+
+def _keep_name(match: re.Match[str]) -> str:
+    return f"{match.group(1)}{match.group(2)}{REDACTED}"
+
+
+_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+
+
+def _alternation(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str]:
+    """Return one regex matching what any of ``patterns`` matches (leading flags scoped)."""
+    if not patterns:
+        return re.compile(r"(?!)")
+    parts = []
+    for pattern in patterns:
+        source = pattern.pattern
+        flags = _GLOBAL_FLAGS.match(source)
+        if flags:
+            source = f"(?{flags.group(1)}:{source[flags.end():]})"
+        elif pattern.flags & re.IGNORECASE:
+            source = f"(?i:{source})"
+        parts.append(f"(?:{source})")
+    return re.compile("|".join(parts))
 
 
 @attrs.frozen
@@ -97,12 +120,16 @@ class Redactor:
     max_text: int = 2000
     max_value: int = 500
     extra: Callable[[str], str] | None = None
+    _combined: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        # One pass over the text for all patterns: this runs on every recorded failure.
+        object.__setattr__(self, "_combined", _alternation(self.patterns))
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every secret replaced and its length bounded."""
-        text = _ASSIGNMENT.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
-        for pattern in self.patterns:
-            text = pattern.sub(REDACTED, text)
+        text = _ASSIGNMENT.sub(_keep_name, text)
+        text = self._combined.sub(REDACTED, text)
         if self.extra is not None:
             text = self.extra(text)
         if len(text) > self.max_text:
@@ -111,7 +138,7 @@ class Redactor:
 
     def flags(self, text: str) -> bool:
         """Return whether ``text`` contains anything this redactor treats as a secret."""
-        return bool(_ASSIGNMENT.search(text)) or any(p.search(text) for p in self.patterns)
+        return bool(_ASSIGNMENT.search(text) or self._combined.search(text))
 
     def args(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Return a JSON-safe, redacted, size-bounded copy of tool arguments."""

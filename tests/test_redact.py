@@ -1,0 +1,104 @@
+"""Redaction of secrets and sanitising of untrusted text."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scarguard import Redactor
+from scarguard.redact import REDACTED, excerpt, strip_control
+
+SECRETS = [
+    "sk-proj-" + "A1b2" * 10,
+    "sk-ant-api03-" + "x" * 30,
+    "ghp_" + "a" * 36,
+    "xoxb-1234567890-abcdefghij",
+    "AKIAABCDEFGHIJKLMNOP",
+    "AIza" + "B" * 35,
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+]
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+def test_known_secret_shapes_are_redacted(secret: str) -> None:
+    """Each common key and token shape is replaced inside surrounding text."""
+    out = Redactor()(f"request failed with credential {secret} (401)")
+    assert secret not in out
+    assert REDACTED in out
+    assert out.startswith("request failed with credential")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "password=hunter2",
+        "api_key: 'abc123def'",
+        'token="t0k3n"',
+        "Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+        "postgresql://admin:s3cret@db.internal/app",
+    ],
+)
+def test_assignments_and_urls_keep_their_name_not_their_value(text: str) -> None:
+    """A named secret keeps its name for context; its value is gone."""
+    out = Redactor()(text)
+    for value in ("hunter2", "abc123def", "t0k3n", "abcdefghijklmnopqrstuvwxyz", "s3cret"):
+        assert value not in out
+
+
+def test_plain_text_is_left_alone() -> None:
+    """Ordinary error text passes through unchanged."""
+    text = "old_string not found in app.py: 'def main('"
+    assert Redactor()(text) == text
+    assert not Redactor().flags(text)
+
+
+def test_arguments_by_secret_name_are_redacted_and_bounded() -> None:
+    """Values under secret names are redacted whatever they look like; long strings are cut."""
+    out = Redactor(max_value=50).args({"password": "x", "Token": "y", "body": "z" * 500, "n": 3})
+    assert out["password"] == REDACTED
+    assert out["Token"] == REDACTED
+    assert len(out["body"]) < 100
+    assert out["n"] == 3
+
+
+def test_extra_callable_runs_after_the_defaults() -> None:
+    """A user redactor composes with the built-in one."""
+    redactor = Redactor(extra=lambda text: text.replace("ACME-", "[CUSTOMER]-"))
+    out = redactor("ACME-42 failed with sk-proj-" + "Z" * 40)
+    assert "[CUSTOMER]-42" in out
+    assert "ZZZZ" not in out
+
+
+def test_custom_patterns_with_flags_are_honoured() -> None:
+    """Patterns given with inline or compiled flags keep them when combined."""
+    import re
+
+    redactor = Redactor(patterns=(r"(?i)internal-\d+", re.compile("secret", re.IGNORECASE)))
+    assert redactor("INTERNAL-7 and SeCrEt") == f"{REDACTED} and {REDACTED}"
+
+
+def test_excerpt_is_quoted_single_line_and_bounded() -> None:
+    """An excerpt for an LLM is one line, quoted, without control characters, truncated."""
+    text = 'first line\nsecond "quoted"\x1b[31m red\u202e' + "x" * 500
+    out = excerpt(text, limit=60)
+    assert out.startswith('"') and out.endswith('"')
+    assert "\n" not in out and "\x1b" not in out and "\u202e" not in out
+    assert '"quoted"' not in out
+    assert len(out) <= 62
+
+
+@given(st.text())
+def test_redaction_never_raises_and_is_idempotent(text: str) -> None:
+    """Redacting twice gives what redacting once gave, for any text."""
+    redactor = Redactor(max_text=10_000)
+    once = redactor(text)
+    assert redactor(once) == once
+
+
+@given(st.text())
+def test_strip_control_leaves_no_control_characters(text: str) -> None:
+    """No C0/C1 control, zero-width or bidi-override character survives (newline and tab may)."""
+    out = strip_control(text)
+    assert all(ch in "\n\t" or not (ord(ch) < 32 or 0x7F <= ord(ch) <= 0x9F) for ch in out)
+    assert not any(ch in out for ch in "\u200b\u200e\u202e\u2066")
