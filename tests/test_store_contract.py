@@ -296,6 +296,93 @@ def test_generation_changes_after_a_commit_and_not_after_reads(store: Store) -> 
     assert len(seen) == 6
 
 
+def test_transaction_generations_equal_generation_just_before_and_just_after(
+    store: Store,
+) -> None:
+    """With one writer, begin/commit_generation equal generation() just before/after the block."""
+    for i in range(3):
+        before = store.generation()
+        with store.transaction(SCOPE) as tx:
+            assert tx.begin_generation == before
+            tx.bump("k", float(i))
+        assert tx.commit_generation == store.generation()
+        assert tx.commit_generation != tx.begin_generation
+        assert isinstance(hash(tx.begin_generation), int)
+    with store.transaction(SCOPE) as following:
+        assert following.begin_generation == tx.commit_generation
+
+
+def test_transaction_that_changes_nothing_commits_at_its_begin_generation(store: Store) -> None:
+    """A transaction that only reads, or bumps no keys, has commit_generation == begin."""
+    add(store, failure(0))
+    before = store.generation()
+    with store.transaction(SCOPE) as tx:
+        tx.count("k")
+        tx.bump_many([], 1.0)
+        tx.remove_constraints(["missing"])
+    assert tx.begin_generation == before
+    assert tx.commit_generation == tx.begin_generation == store.generation()
+
+
+def test_commit_generation_is_none_while_open_and_after_a_rollback(store: Store) -> None:
+    """commit_generation is None inside the block and after the body raised (rolled back)."""
+    before = store.generation()
+    with pytest.raises(ValueError), store.transaction(SCOPE) as tx:
+        assert tx.commit_generation is None
+        tx.add_failure(failure(0))
+        assert tx.commit_generation is None
+        raise ValueError("tool failed")
+    assert tx.commit_generation is None and tx.begin_generation == before
+    assert store.generation() == before
+
+
+def other_writer(store: Store) -> tuple[Store, bool]:
+    """Return a second writer on the same data, and whether it must be closed afterwards."""
+    from helpers.postgres import PG_URL
+    from scarguard.stores import JSONStore, MemoryStore, SQLiteStore
+
+    if isinstance(store, MemoryStore):  # one object: another transaction is another writer
+        return store, False
+    if isinstance(store, SQLiteStore):
+        return SQLiteStore(store.location), True
+    if isinstance(store, JSONStore):
+        return JSONStore(store.location), True
+    from scarguard.stores import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    return PostgresStore(PG_URL, schema=store.schema), True
+
+
+def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll ``predicate`` (a PostgreSQL commit elsewhere is seen when its NOTIFY arrives)."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not predicate() and time.monotonic() < deadline:
+        time.sleep(0.002)
+    return predicate()
+
+
+def test_a_commit_by_another_writer_moves_generation_off_commit_generation(
+    store: Store,
+) -> None:
+    """After another writer commits, generation() and the next begin_generation move off it."""
+    with store.transaction(SCOPE) as tx:
+        tx.put_constraint(constraint("mine"))
+    assert store.generation() == tx.commit_generation
+    other, owned = other_writer(store)
+    try:
+        with other.transaction(SCOPE) as theirs:
+            theirs.put_constraint(constraint("theirs"))
+    finally:
+        if owned:
+            other.close()
+    assert eventually(lambda: store.generation() != tx.commit_generation)
+    with store.transaction(SCOPE) as following:
+        assert following.begin_generation != tx.commit_generation
+    assert {c.key for c in store.load_constraints(SCOPE)} == {"mine", "theirs"}
+
+
 def test_clear_touches_only_its_tenant_and_wipe_removes_all(store: Store) -> None:
     """clear(scope) forgets one tenant (receipts stay); wipe() forgets everything."""
     for scope in (SCOPE, OTHER):

@@ -438,3 +438,21 @@ def test_importing_scarguard_does_not_import_psycopg() -> None:
     """import scarguard (and scarguard.stores) leaves psycopg unimported."""
     code = "import sys, scarguard, scarguard.stores; assert 'psycopg' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_transaction_begun_while_another_commit_is_in_flight_gets_an_unmatched_token(
+    opener: Callable[..., PostgresStore],
+) -> None:
+    """begin_generation taken during another thread's commit matches no generation() token."""
+    store = opener(revalidate_every=3600)
+    watch = store._watch
+    ticket = watch.start_commit()  # as another thread between sending COMMIT and counting it
+    try:
+        with store.transaction(SCOPE) as tx:
+            tx.bump("k", 1.0)
+        assert tx.begin_generation != store.generation()
+    finally:
+        watch.end_commit(ticket, committed=True)
+    assert store.generation() == tx.commit_generation  # an earlier ticket counted late: no change
+    with store.transaction(SCOPE) as following:  # nothing in flight: a matching token again
+        assert following.begin_generation == store.generation() == tx.commit_generation

@@ -7,7 +7,7 @@ the changed tenant only after the body returns.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -24,7 +24,13 @@ class JSONTransaction:
     """Changes of one JSON-store transaction, made on copies until the store commits them."""
 
     def __init__(
-        self, state: State, tenant: Tenant, *, receipts: bool, key: bytes | str | None
+        self,
+        state: State,
+        tenant: Tenant,
+        *,
+        receipts: bool,
+        key: bytes | str | None,
+        begin: Hashable = None,
     ) -> None:
         self._receipts = receipts
         self._key = key
@@ -36,6 +42,18 @@ class JSONTransaction:
         self.failures: list[Failure] = []
         self.receipts: list[Receipt] = []
         self.changed = False
+        self._begin = begin
+        self.committed: Hashable | None = None  # set by the store after its commit
+
+    @property
+    def begin_generation(self) -> Hashable:
+        """The state file's stat token under the exclusive lock, after any reload."""
+        return self._begin
+
+    @property
+    def commit_generation(self) -> Hashable | None:
+        """The new state file's stat token (still under the lock); ``None`` until then."""
+        return self.committed
 
     def add_failure(self, failure: Failure) -> Failure:
         stored = attrs.evolve(failure, id=self.next_id)

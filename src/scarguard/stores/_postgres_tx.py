@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -51,6 +51,7 @@ class PostgresTransaction:
         receipts: Whether :meth:`receipt` appends to the chain.
         key: The chain's HMAC key (``None``: ``SCARGUARD_RECEIPT_KEY``).
         error: Builds the store's :class:`StoreError`.
+        begin: The generation token when the locks were taken.
     """
 
     def __init__(
@@ -61,6 +62,7 @@ class PostgresTransaction:
         receipts: bool,
         key: bytes | str | None,
         error: Callable[[str], StoreError],
+        begin: Hashable = None,
     ) -> None:
         self._receipts = receipts
         self._key = key
@@ -68,6 +70,18 @@ class PostgresTransaction:
         self._conn = conn
         self._tenant = (scope.workspace, scope.project)
         self.changed = False
+        self._begin = begin
+        self.committed: Hashable | None = None  # set by the store after its commit
+
+    @property
+    def begin_generation(self) -> Hashable:
+        """``(commits seen elsewhere, own commits)`` once the locks were taken."""
+        return self._begin
+
+    @property
+    def commit_generation(self) -> Hashable | None:
+        """The token right after this commit; ``None`` while open or after a rollback."""
+        return self.committed
 
     def add_failure(self, failure: Failure) -> Failure:
         row = failure.to_row()

@@ -16,6 +16,15 @@ after its notification arrives (about one network latency after the commit); if 
 notification is lost, at most ``revalidate_every`` seconds after the commit, as long as the
 server is reachable. While the server is unreachable the last token is kept (``check()``
 goes on with the cached constraints) and one warning is logged per outage.
+
+The watch also counts this store instance's own commits (:attr:`Watch.own`), under the same
+lock, together with the commits in flight, so that a transaction can tell its
+``begin_generation`` (:meth:`Watch.begin_token`) and ``commit_generation``
+(:meth:`Watch.end_commit`) without a round trip. Neither can see a notification that has
+not reached the socket yet: a commit made elsewhere just before a transaction's lock may be
+noticed only after its commit. Then :meth:`Watch.generation` moves when the notification is
+drained (or at the next periodic check), so the token differs from ``commit_generation``
+and the engine reloads: late, within the staleness bound above, never wrong for longer.
 """
 
 from __future__ import annotations
@@ -76,6 +85,10 @@ class Watch:
         self._next_check = 0.0
         self._warned = False
         self._commit_sql = ""
+        self.own = 0  # ticket of this instance's latest commit in this process
+        self._tickets = 0
+        self._inflight = 0  # own commits sent but not yet counted
+        self._unique = 0  # for begin tokens no generation() ever returns
         self._new_token()
         with self._lock:
             self._listener = self._listen()  # errors surface at open, not on the hot path
@@ -164,10 +177,50 @@ class Watch:
             self._db_generation = value
             self._dirty = True
 
-    def committed(self, value: int) -> None:
-        """Note that this store's own commit moved ``meta.generation`` to ``value``."""
+    def begin_token(self) -> tuple[int, int]:
+        """Return the token ``(generation(), own)`` for a transaction holding its locks.
+
+        Pending notifications are drained first (non-blocking). While another thread's
+        commit is in flight (sent, not yet counted in :attr:`own`) the token would hide that
+        commit, so a token no :meth:`generation` ever returns is given instead (a negative
+        own count): it matches no cached token, and the engine reloads.
+        """
+        seen = self.generation()
         with self._lock:
-            self._db_generation = value
+            if self._inflight:
+                self._unique += 1
+                return (seen, -self._unique)
+            return (seen, self.own)
+
+    def start_commit(self) -> int:
+        """Note that an own commit is about to be sent; return its ticket.
+
+        Tickets are handed out in the order commits are sent, so two commits of one tenant
+        (serialised by its lock) get increasing tickets. Pair with :meth:`end_commit`.
+        """
+        with self._lock:
+            self._inflight += 1
+            self._tickets += 1
+            return self._tickets
+
+    def end_commit(self, ticket: int, committed: bool, value: int | None = None) -> None:
+        """Close :meth:`start_commit`; when ``committed``, count it in :attr:`own`.
+
+        :attr:`own` becomes the largest ticket committed, so it never goes back, and a
+        later commit of the same tenant always leaves it past this one's ticket.
+
+        ``value`` is ``meta.generation`` as this commit left it. It is taken as the last
+        value seen only when it follows the one seen before, i.e. no other writer bumped it
+        meanwhile; otherwise the periodic check still finds the difference, so a commit
+        whose notification was lost is noticed even when an own commit followed it.
+        """
+        with self._lock:
+            self._inflight -= 1
+            if not committed:
+                return
+            self.own = max(self.own, ticket)
+            if value is not None and value == self._db_generation + 1:
+                self._db_generation = value
 
     def _drop(self) -> None:
         listener, self._listener = self._listener, None
@@ -180,6 +233,7 @@ class Watch:
         self._lock = threading.Lock()
         self._listener = None
         self._next_check = 0.0
+        self._inflight = 0  # the parent's commits in flight are not this process's
         self._new_token()
 
     def close(self) -> None:

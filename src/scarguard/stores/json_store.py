@@ -14,7 +14,9 @@ The discipline (file layout in ``_json_state``):
   line, and the store rebuilds from the journals (failures, next id and receipt chain;
   counters and constraints are relearned).
 * :meth:`JSONStore.generation` is the state file's ``(inode, mtime_ns, size)``; a commit
-  sets the new file's mtime strictly past the old one, so the token never repeats.
+  sets the new file's mtime strictly past the old one, so the token never repeats. A
+  transaction's ``begin_generation`` is that token under its exclusive lock (after any
+  reload), its ``commit_generation`` the new file's token, taken before the lock is freed.
 * Temporary files left by killed writers (``<path>.tmp-<pid>-*``) are swept at open.
 
 POSIX only (``fcntl``).
@@ -218,11 +220,16 @@ class JSONStore:
         """Hold the exclusive file lock; write nothing unless the body returns."""
         with self._locked(exclusive=True) as state:
             tx = JSONTransaction(
-                state, (scope.workspace, scope.project), receipts=self.receipts, key=self._key
+                state,
+                (scope.workspace, scope.project),
+                receipts=self.receipts,
+                key=self._key,
+                begin=self._stat,  # reloaded or checked under this lock: the file's token
             )
             yield tx
             if tx.changed:
                 self._commit(state, tx)
+            tx.committed = self._stat
 
     def _append(self, path: str, committed: int, lines: Iterable[bytes]) -> int:
         try:

@@ -31,6 +31,18 @@ class _MemoryTransaction:
         self._store = store
         self._data = data
         self.changed = False
+        self._begin: Hashable = store._generation
+        self._commit: Hashable | None = None
+
+    @property
+    def begin_generation(self) -> Hashable:
+        """The store's counter when the transaction took the lock."""
+        return self._begin
+
+    @property
+    def commit_generation(self) -> Hashable | None:
+        """The counter after this commit (``None`` while open or after a rollback)."""
+        return self._commit
 
     def add_failure(self, failure: Failure) -> Failure:
         stored = attrs.evolve(failure, id=self._store._next_id)
@@ -133,6 +145,7 @@ class MemoryStore:
                 raise
             if tx.changed:
                 self._generation += 1
+            tx._commit = self._generation
 
     def generation(self) -> Hashable:
         """Return a counter bumped by every committed change."""

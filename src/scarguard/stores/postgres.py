@@ -29,7 +29,12 @@ The discipline, and why:
 * **One connection per thread, new ones after ``fork``** (see ``_postgres_conn``).
 * **Cheap revalidation**: :meth:`PostgresStore.generation` makes no round trip; it drains
   LISTEN/NOTIFY messages already received, with a safety read of ``meta.generation`` every
-  ``revalidate_every`` seconds (see ``_postgres_watch`` for the staleness bound).
+  ``revalidate_every`` seconds (see ``_postgres_watch`` for the staleness bound). A
+  transaction's ``begin_generation`` is that token once its locks are taken (pending
+  notifications drained), its ``commit_generation`` the token after its own commit was
+  counted. A notification of an earlier commit that arrives only later makes
+  :meth:`~PostgresStore.generation` differ from ``commit_generation`` then: the safe
+  direction (the engine reloads).
 * **Receipts** are appended in the same transaction as what they attest. The checkpoint of
   the verified head is kept in the table ``receipt_checkpoint`` (there is no file beside a
   database). A database administrator can roll the chain and the checkpoint back together,
@@ -41,7 +46,6 @@ The discipline, and why:
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -115,8 +119,6 @@ class PostgresStore:
         self.schema = schema or in_url or "scarguard"
         self.receipts = receipts
         self._key = receipt_key
-        self._commits = itertools.count(1)
-        self._own = 0
         self._db = Connections(bare, self.schema, durable=durable, connect_timeout=connect_timeout)
         try:
             self._watch = Watch(self._db, revalidate_every)
@@ -150,27 +152,39 @@ class PostgresStore:
             rollback(conn)
             raise self._db.error("cannot start a write transaction", exc) from exc
 
-    def _commit(self, conn: Connection, changed: bool) -> None:
-        try:
-            if not changed:
+    def _commit(self, conn: Connection, changed: bool) -> int | None:
+        """Commit; return the own-commit ticket it set (``None`` when nothing changed)."""
+        if not changed:
+            try:
                 conn.execute("COMMIT")
-                return
-            cursor = conn.execute(self._watch.commit_sql(conn))
-            row = cursor.fetchone()
+            except psycopg.Error as exc:
+                rollback(conn)
+                raise self._db.error("commit failed", exc) from exc
+            return None
+        ticket = self._watch.start_commit()
+        committed, value = False, None
+        try:
+            row = conn.execute(self._watch.commit_sql(conn)).fetchone()
+            committed, value = True, None if row is None else int(row[0])
         except psycopg.Error as exc:
             rollback(conn)
             raise self._db.error("commit failed", exc) from exc
-        self._own = next(self._commits)
-        if row is not None:
-            self._watch.committed(int(row[0]))
+        finally:
+            self._watch.end_commit(ticket, committed, value)
+        return ticket
 
     @contextmanager
     def transaction(self, scope: Scope) -> Iterator[PostgresTransaction]:
         """Hold the tenant's write lock (READ COMMITTED); roll back if the body raises."""
         conn = self._db.get()
         self._begin(conn, scope)
+        try:
+            begin = self._watch.begin_token()
+        except BaseException:
+            rollback(conn)
+            raise
         tx = PostgresTransaction(
-            conn, scope, receipts=self.receipts, key=self._key, error=self._db.error
+            conn, scope, receipts=self.receipts, key=self._key, error=self._db.error, begin=begin
         )
         try:
             yield tx
@@ -180,7 +194,8 @@ class PostgresStore:
         except BaseException:
             rollback(conn)
             raise
-        self._commit(conn, tx.changed)
+        own = self._commit(conn, tx.changed)
+        tx.committed = begin if own is None else (begin[0], own)
 
     def generation(self) -> Hashable:
         """Return ``(commits noticed from elsewhere, own commits)``: no round trip.
@@ -188,7 +203,7 @@ class PostgresStore:
         Another process's commit is noticed at the first call after its NOTIFY arrives,
         and at the latest ``revalidate_every`` seconds after the commit.
         """
-        return (self._watch.generation(), self._own)
+        return (self._watch.generation(), self._watch.own)
 
     def _read(self, read: Callable[[Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read-only snapshot if asked."""

@@ -56,7 +56,37 @@ class VerifyReport:
 
 @runtime_checkable
 class Transaction(Protocol):
-    """One atomic unit of work on one tenant (workspace and project)."""
+    """One atomic unit of work on one tenant (workspace and project).
+
+    Besides the writes, a transaction tells the generation tokens around it, so that the
+    engine can apply what it wrote to a cached constraint index instead of reloading it:
+    when the token it loaded the index under equals :attr:`begin_generation`, nobody
+    committed in between, and after the block its index plus its own delta is current as
+    of :attr:`commit_generation`.
+    """
+
+    @property
+    def begin_generation(self) -> Hashable:
+        """The token :meth:`Store.generation` gave when this transaction took its write lock.
+
+        Taken before any of this transaction's writes and under its lock, so a writer that
+        committed before the lock was taken is reflected, and none of the same tenant (or
+        file) can commit between then and this transaction's commit. A store may report a
+        token that :meth:`Store.generation` never returned (never one that hides a commit):
+        comparing it to a cached token then fails, and the engine reloads.
+        """
+        ...
+
+    @property
+    def commit_generation(self) -> Hashable | None:
+        """The token :meth:`Store.generation` returns right after this transaction committed.
+
+        Valid while no other writer has committed since (any later commit makes
+        :meth:`Store.generation` differ from it). ``None`` while the transaction is open,
+        after a rollback, or when the store cannot tell. A transaction that changed nothing
+        gives :attr:`begin_generation`.
+        """
+        ...
 
     def add_failure(self, failure: Failure) -> Failure:
         """Store ``failure``; return it with the id the store gave it."""

@@ -12,8 +12,13 @@ The discipline, and why:
 * **One connection per thread, new ones after ``fork``** (see ``_sqlite_conn``), and busy
   past ``busy_timeout`` retried by tenacity, then raised as :class:`StoreError`.
 * **Cheap revalidation**: :meth:`SQLiteStore.generation` is ``PRAGMA data_version`` (which
-  changes when another connection commits) plus a counter of this process's own commits
-  (which ``data_version`` does not see).
+  changes when another connection commits) plus a counter of this store's own commits
+  (which ``data_version`` does not see for the committing connection). A transaction reads
+  ``data_version`` once right after ``BEGIN IMMEDIATE`` (one PRAGMA, about 2 µs), so it can
+  tell the token at its lock (``begin_generation``) and right after its commit
+  (``commit_generation``: the same ``data_version``, the own counter it set). Like
+  :meth:`~SQLiteStore.generation`, these tokens are those of the calling thread's
+  connection: compare them with tokens read on the same thread.
 * **Receipts** live in the same file and are appended in the same transaction as what they
   attest; ``UNIQUE(prev)`` keeps the chain from forking. A checkpoint of the head is kept
   beside the store (``<path>.head``) to catch a truncated or rolled-back file.
@@ -77,11 +82,25 @@ def _constraints(conn: sqlite3.Connection, tenant: tuple[str, str]) -> list[Cons
 
 
 class _SQLiteTransaction:
-    def __init__(self, store: SQLiteStore, conn: sqlite3.Connection, scope: Scope) -> None:
+    def __init__(
+        self, store: SQLiteStore, conn: sqlite3.Connection, scope: Scope, begin: tuple[int, int]
+    ) -> None:
         self._store = store
         self._conn = conn
         self._tenant = (scope.workspace, scope.project)
         self.changed = False
+        self._begin = begin
+        self._commit: tuple[int, int] | None = None
+
+    @property
+    def begin_generation(self) -> Hashable:
+        """``(data_version, own commits)`` read right after ``BEGIN IMMEDIATE``."""
+        return self._begin
+
+    @property
+    def commit_generation(self) -> Hashable | None:
+        """``(data_version at begin, own counter set by this commit)``; ``None`` until then."""
+        return self._commit
 
     def add_failure(self, failure: Failure) -> Failure:
         row = failure.to_row()
@@ -201,7 +220,18 @@ class SQLiteStore:
         """Hold SQLite's write lock (``BEGIN IMMEDIATE``); roll back if the body raises."""
         conn = self._db.get()
         self._db.begin(conn)
-        tx = _SQLiteTransaction(self, conn, scope)
+        try:
+            # Under the write lock: no connection can commit until ours does. data_version
+            # does not move with this connection's own commit, so it is also the first half
+            # of the token right after the commit.
+            version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise self._db.error("write failed", exc) from exc
+        except BaseException:
+            rollback(conn)
+            raise
+        tx = _SQLiteTransaction(self, conn, scope, (version, self._own))
         try:
             yield tx
         except sqlite3.Error as exc:
@@ -215,8 +245,21 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             rollback(conn)
             raise self._db.error("commit failed", exc) from exc
-        if tx.changed:
-            self._own = next(self._commits)
+        tx._commit = (version, self._bump_own()) if tx.changed else tx._begin
+
+    def _bump_own(self) -> int:
+        """Count one own commit (just made) and return the value it set.
+
+        Values are unique (``next`` on ``itertools.count`` is atomic), though two threads
+        committing at once may set them out of order. That is harmless: the threads use
+        different connections, so a commit by another thread after this one moves this
+        thread's ``data_version``, and one before this transaction's lock is already in its
+        ``data_version``. A token equal to ``commit_generation`` therefore means no other
+        commit since; an overwritten counter only makes :meth:`generation` differ (reload).
+        No lock: none may be held across ``fork``.
+        """
+        self._own = value = next(self._commits)
+        return value
 
     def generation(self) -> Hashable:
         """Return ``(PRAGMA data_version, own commits)``: changes when anyone commits."""
@@ -287,7 +330,7 @@ class SQLiteStore:
         except BaseException:
             rollback(conn)
             raise
-        self._own = next(self._commits)
+        self._bump_own()
 
     def clear(self, scope: Scope) -> None:
         """Delete the tenant's failures, counters and constraints; the chain stays."""
