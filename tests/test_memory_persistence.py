@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 
 from scarguard import FailureMemory
+from scarguard.stores import MemoryStore
+from scarguard.testing import FakeClock
 
 RECORD = """
 from scarguard import FailureMemory
@@ -82,3 +84,44 @@ def test_receipt_chain_covers_engine_records(tmp_path: Path) -> None:
     assert report.valid
     assert report.count >= 6
     memory.close()
+
+
+class CountingStore(MemoryStore):
+    """A memory store that counts full constraint loads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loads = 0
+
+    def load_constraints(self, scope):  # type: ignore[no-untyped-def]
+        self.loads += 1
+        return super().load_constraints(scope)
+
+
+def test_own_writes_update_the_cached_index_without_reloading() -> None:
+    """After its own failures and successes, a memory checks without reloading every rule."""
+    clock = FakeClock()
+    store = CountingStore()
+    memory = FailureMemory(store, clock=clock)
+    memory.check("bash", {"command": "warm up"})
+    loads = store.loads
+    for i in range(20):
+        clock.advance(5)
+        memory.record(
+            "edit_file", {"path": "a.py", "old_string": f"s{i}"}, error="old_string not found"
+        )
+        assert not memory.check("edit_file", {"path": "a.py", "old_string": f"s{i}"}).allowed
+        memory.record("read_file", {"path": f"{i}.py"}, ok=True)
+    assert store.loads == loads
+
+
+def test_another_writer_forces_a_reload_and_is_seen() -> None:
+    """A constraint written by another memory on the same store is seen at the next check."""
+    clock = FakeClock()
+    store = CountingStore()
+    mine = FailureMemory(store, clock=clock)
+    other = FailureMemory(store, clock=clock)
+    args = {"path": "a.py", "old_string": "x"}
+    assert mine.check("edit_file", args).allowed
+    other.record("edit_file", args, error="old_string not found")
+    assert not mine.check("edit_file", args).allowed

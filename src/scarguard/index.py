@@ -11,19 +11,20 @@ from __future__ import annotations
 import os
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from scarguard.canonical import canonical_json
-from scarguard.model import Call, Constraint, ConstraintKind, Level, Violation
+from scarguard.model import Call, Constraint, ConstraintKind, Failure, Level, Violation
 
 if TYPE_CHECKING:
     from scarguard.adapters.protocol import Adapter
     from scarguard.policy import Policy
+    from scarguard.stores.protocol import Transaction
 
-__all__ = ["MANIFESTS", "ConstraintIndex", "command_words"]
+__all__ = ["MANIFESTS", "ConstraintIndex", "RecordingTransaction", "command_words"]
 
 MANIFESTS = frozenset(
     {
@@ -99,34 +100,64 @@ class ConstraintIndex:
     strategy: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
     by_tool: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
     radius: Constraint | None = None
-    all: list[Constraint] = attrs.field(factory=list)
+    by_key: dict[str, Constraint] = attrs.field(factory=dict)
 
     @classmethod
     def build(cls, constraints: Iterable[Constraint], now: float) -> ConstraintIndex:
         """Index the constraints that are active at ``now``."""
         index = cls()
         for c in constraints:
-            if not c.active(now):
-                continue
-            index.all.append(c)
-            if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint:
-                index.exact[c.fingerprint].append(c)
-                index.exact_by_class[c.action_class or "-"].append(c)
-            elif c.kind is ConstraintKind.MISSING_TARGET and c.target:
-                index.missing[c.target] = c
-            elif c.kind is ConstraintKind.TOOL_TARGET and c.tool and c.target:
-                index.tool_target[(c.tool, c.target)].append(c)
-                index.target_rules[c.target].append(c)
-            elif c.kind is ConstraintKind.BANNED_STRATEGY and c.action_class:
-                index.strategy[c.action_class].append(c)
-            elif c.kind in (ConstraintKind.PARAMETER_BAN, ConstraintKind.DOMINANCE_BAN) and c.tool:
-                index.by_tool[c.tool].append(c)
-            elif c.kind is ConstraintKind.RADIUS_LIMIT:
-                index.radius = c
+            if c.active(now):
+                index.add(c)
         return index
 
+    @property
+    def all(self) -> list[Constraint]:
+        """Every indexed constraint, in the order it was added (oldest first when built)."""
+        return list(self.by_key.values())
+
+    def _lists(self, c: Constraint) -> list[list[Constraint]]:
+        """Return the buckets ``c`` belongs in."""
+        if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint:
+            return [self.exact[c.fingerprint], self.exact_by_class[c.action_class or "-"]]
+        if c.kind is ConstraintKind.TOOL_TARGET and c.tool and c.target:
+            return [self.tool_target[(c.tool, c.target)], self.target_rules[c.target]]
+        if c.kind is ConstraintKind.BANNED_STRATEGY and c.action_class:
+            return [self.strategy[c.action_class]]
+        if c.kind in (ConstraintKind.PARAMETER_BAN, ConstraintKind.DOMINANCE_BAN) and c.tool:
+            return [self.by_tool[c.tool]]
+        return []
+
+    def add(self, c: Constraint) -> None:
+        """Index ``c``, replacing an indexed constraint with the same key."""
+        if c.key in self.by_key:
+            self.remove(c.key)
+        self.by_key[c.key] = c
+        for bucket in self._lists(c):
+            bucket.append(c)
+        if c.kind is ConstraintKind.MISSING_TARGET and c.target:
+            self.missing[c.target] = c
+        elif c.kind is ConstraintKind.RADIUS_LIMIT:
+            self.radius = c
+
+    def remove(self, key: str) -> None:
+        """Drop the constraint stored under ``key``, if indexed."""
+        c = self.by_key.pop(key, None)
+        if c is None:
+            return
+        for bucket in self._lists(c):
+            bucket[:] = [other for other in bucket if other.key != key]
+        if c.kind is ConstraintKind.MISSING_TARGET and c.target:
+            self.missing.pop(c.target, None)
+        elif (
+            c.kind is ConstraintKind.RADIUS_LIMIT
+            and self.radius is not None
+            and self.radius.key == key
+        ):
+            self.radius = None
+
     def __bool__(self) -> bool:
-        return bool(self.all)
+        return bool(self.by_key)
 
     def match(self, call: Call, adapter: Adapter, now: float) -> list[Violation]:
         """Return every active constraint ``call`` runs into, blocking ones first."""
@@ -210,10 +241,84 @@ class ConstraintIndex:
             # a change lifts every rule on the target; reading it lifts the warnings, which
             # asked for exactly that (re-read before editing again)
             lifted.extend(
-                c
-                for c in self.target_rules.get(target, ())
-                if mutating or c.level is Level.WARN
+                c for c in self.target_rules.get(target, ()) if mutating or c.level is Level.WARN
             )
         if call.action_class:
             lifted.extend(self.strategy.get(call.action_class, ()))
         return lifted
+
+
+class RecordingTransaction:
+    """Pass a transaction through, noting the constraints it puts and removes.
+
+    The engine applies these to its cached index after its own commit, instead of reloading
+    every constraint from the store, when no other writer committed in between.
+    """
+
+    def __init__(self, tx: Transaction) -> None:
+        self.tx = tx
+        self.put: dict[str, Constraint] = {}
+        self.removed: set[str] = set()
+
+    @property
+    def begin_generation(self) -> Hashable:
+        """The wrapped transaction's generation when it took the write lock."""
+        return self.tx.begin_generation
+
+    @property
+    def commit_generation(self) -> Hashable | None:
+        """The wrapped transaction's generation right after its commit."""
+        return self.tx.commit_generation
+
+    def apply_to(self, index: ConstraintIndex) -> None:
+        """Bring ``index`` up to date with what this transaction wrote."""
+        for key in self.removed:
+            index.remove(key)
+        for constraint in self.put.values():
+            index.add(constraint)
+
+    def add_failure(self, failure: Failure) -> Failure:
+        """Store a failure."""
+        return self.tx.add_failure(failure)
+
+    def bump(self, key: str, now: float, by: int = 1) -> int:
+        """Add to a counter."""
+        return self.tx.bump(key, now, by)
+
+    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
+        """Add to several counters."""
+        self.tx.bump_many(keys, now, by)
+
+    def count(self, key: str) -> int:
+        """Read a counter."""
+        return self.tx.count(key)
+
+    def reset(self, prefix: str) -> int:
+        """Delete counters by prefix."""
+        return self.tx.reset(prefix)
+
+    def constraint(self, key: str) -> Constraint | None:
+        """Read a constraint."""
+        return self.tx.constraint(key)
+
+    def put_constraint(self, constraint: Constraint) -> None:
+        """Write a constraint, and note it."""
+        self.tx.put_constraint(constraint)
+        self.removed.discard(constraint.key)
+        self.put[constraint.key] = constraint
+
+    def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
+        """Delete constraints, and note them."""
+        removed = self.tx.remove_constraints(keys)
+        for constraint in removed:
+            self.put.pop(constraint.key, None)
+            self.removed.add(constraint.key)
+        return removed
+
+    def constraints(self) -> list[Constraint]:
+        """Read every constraint."""
+        return self.tx.constraints()
+
+    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+        """Append a receipt."""
+        self.tx.receipt(type, payload, at)

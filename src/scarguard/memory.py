@@ -16,7 +16,8 @@ import time
 import uuid
 import weakref
 from collections import Counter
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from scarguard.adapters import ToolCallAdapter
@@ -25,6 +26,7 @@ from scarguard.blame import classify_blame
 from scarguard.classify import Classification, error_parts
 from scarguard.convergence import Event, SessionTracker
 from scarguard.errors import ConfigurationError
+from scarguard.index import RecordingTransaction
 from scarguard.maintenance import MaintenanceMixin
 from scarguard.messages import decision_message
 from scarguard.model import (
@@ -342,7 +344,7 @@ class FailureMemory(MaintenanceMixin):
                 else signature.deterministic
             )
             pending, self._pending = self._pending, []
-            with self.store.transaction(self.scope) as tx:
+            with self._write() as tx:
                 self._apply_successes(tx, pending, now)
                 stored = tx.add_failure(failure)
                 learned = learn(
@@ -379,7 +381,7 @@ class FailureMemory(MaintenanceMixin):
             index = self._current_index(now) if self._generation is _UNLOADED else self._index
             if index and index.liftable(call, adapter, self.policy):
                 pending, self._pending = self._pending, []
-                with self.store.transaction(self.scope) as tx:
+                with self._write() as tx:
                     self._apply_successes(tx, [*pending, call], now)
                     lifted = lift_on_success(tx, call, index, adapter, self.policy, now)
                     tx.receipt(
@@ -390,6 +392,23 @@ class FailureMemory(MaintenanceMixin):
             if len(self._pending) >= self._batch:
                 self.flush()
             return RecordResult(None, (), (), self._tracker.convergence())
+
+    @contextmanager
+    def _write(self) -> Iterator[RecordingTransaction]:
+        """Open a write transaction that keeps the cached index in step (hold ``_lock``).
+
+        When nothing else committed since the index was loaded, the constraints this
+        transaction put and removed are applied to the index and it stays current; otherwise
+        the next check reloads it from the store.
+        """
+        with self.store.transaction(self.scope) as tx:
+            fresh = tx.begin_generation == self._generation
+            recording = RecordingTransaction(tx)
+            yield recording
+        committed = tx.commit_generation
+        if fresh and committed is not None:
+            recording.apply_to(self._index)
+            self._generation = committed
 
     def _apply_successes(self, tx: Transaction, calls: Sequence[Call], now: float) -> None:
         if not calls:
@@ -416,7 +435,7 @@ class FailureMemory(MaintenanceMixin):
                 return
             now = self.clock()
             try:
-                with self.store.transaction(self.scope) as tx:
+                with self._write() as tx:
                     self._apply_successes(tx, pending, now)
             except BaseException:
                 self._pending[:0] = pending
