@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
 import threading
-from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -19,18 +21,47 @@ __all__ = ["MemoryStore"]
 _Tenant = tuple[str, str]
 
 
+def _drop_last(items: list[Any]) -> None:
+    items.pop()
+
+
 @attrs.define
 class _TenantData:
     failures: list[Failure] = attrs.field(factory=list)
     counters: dict[str, CounterValue] = attrs.field(factory=dict)
+    keys: list[str] = attrs.field(factory=list)
+    """The counter keys, sorted: prefix resets and reads are a bisected range, not a scan."""
     constraints: dict[str, Constraint] = attrs.field(factory=dict)
+
+    def prefixed(self, prefix: str) -> list[str]:
+        """Return the counter keys that start with ``prefix``."""
+        start = bisect.bisect_left(self.keys, prefix)
+        end = start
+        while end < len(self.keys) and self.keys[end].startswith(prefix):
+            end += 1
+        return self.keys[start:end]
+
+    def set_counter(self, key: str, value: CounterValue | None) -> None:
+        """Set (or with ``None`` delete) a counter, keeping the key index sorted."""
+        present = key in self.counters
+        if value is None:
+            if present:
+                del self.counters[key]
+                del self.keys[bisect.bisect_left(self.keys, key)]
+            return
+        if not present:
+            bisect.insort(self.keys, key)
+        self.counters[key] = value
 
 
 class _MemoryTransaction:
+    """Changes applied in place, each with its undo, so a rollback costs what the body did."""
+
     def __init__(self, store: MemoryStore, data: _TenantData) -> None:
         self._store = store
         self._data = data
         self.changed = False
+        self._undo: list[Callable[[], None]] = []
         self._begin: Hashable = store._generation
         self._commit: Hashable | None = None
 
@@ -44,17 +75,26 @@ class _MemoryTransaction:
         """The counter after this commit (``None`` while open or after a rollback)."""
         return self._commit
 
+    def rollback(self) -> None:
+        """Undo every change of this transaction, newest first."""
+        for undo in reversed(self._undo):
+            undo()
+        self._undo.clear()
+
     def add_failure(self, failure: Failure) -> Failure:
         stored = attrs.evolve(failure, id=self._store._next_id)
         self._store._next_id += 1
         self._data.failures.append(stored)
+        self._undo.append(lambda: _drop_last(self._data.failures))
         self.changed = True
         return stored
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
-        old = self._data.counters.get(key)
+        data = self._data
+        old = data.counters.get(key)
         value = CounterValue((old.count if old else 0) + by, now)
-        self._data.counters[key] = value
+        data.set_counter(key, value)
+        self._undo.append(functools.partial(data.set_counter, key, old))
         self.changed = True
         return value.count
 
@@ -67,9 +107,12 @@ class _MemoryTransaction:
         return value.count if value else 0
 
     def reset(self, prefix: str) -> int:
-        doomed = [k for k in self._data.counters if k.startswith(prefix)]
+        data = self._data
+        doomed = data.prefixed(prefix)
         for key in doomed:
-            del self._data.counters[key]
+            old = data.counters[key]
+            data.set_counter(key, None)
+            self._undo.append(functools.partial(data.set_counter, key, old))
         self.changed = self.changed or bool(doomed)
         return len(doomed)
 
@@ -77,12 +120,21 @@ class _MemoryTransaction:
         return self._data.constraints.get(key)
 
     def put_constraint(self, constraint: Constraint) -> None:
-        self._data.constraints.pop(constraint.key, None)
-        self._data.constraints[constraint.key] = constraint
+        rules = self._data.constraints
+        old = rules.pop(constraint.key, None)
+        rules[constraint.key] = constraint
+        self._undo.append(functools.partial(self._restore, constraint.key, old))
         self.changed = True
+
+    def _restore(self, key: str, old: Constraint | None) -> None:
+        self._data.constraints.pop(key, None)
+        if old is not None:
+            self._data.constraints[key] = old
 
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
         removed = [c for k in keys if (c := self._data.constraints.pop(k, None)) is not None]
+        for constraint in removed:
+            self._undo.append(functools.partial(self._restore, constraint.key, constraint))
         self.changed = self.changed or bool(removed)
         return removed
 
@@ -95,6 +147,7 @@ class _MemoryTransaction:
         chain = self._store._chain
         prev = chain[-1].hash if chain else GENESIS
         chain.append(seal(len(chain) + 1, prev, type, at, payload, self._store._key))
+        self._undo.append(lambda: _drop_last(chain))
         self.changed = True
 
 
@@ -131,16 +184,12 @@ class MemoryStore:
     def transaction(self, scope: Scope) -> Iterator[_MemoryTransaction]:
         """Hold the store's lock; roll back every change if the body raises."""
         with self._lock:
-            data = self._tenant(scope)
-            snapshot = _TenantData(list(data.failures), dict(data.counters), dict(data.constraints))
-            chain_length = len(self._chain)
             next_id = self._next_id
-            tx = _MemoryTransaction(self, data)
+            tx = _MemoryTransaction(self, self._tenant(scope))
             try:
                 yield tx
             except BaseException:
-                self._tenants[(scope.workspace, scope.project)] = snapshot
-                del self._chain[chain_length:]
+                tx.rollback()
                 self._next_id = next_id
                 raise
             if tx.changed:
@@ -167,20 +216,20 @@ class MemoryStore:
     ) -> list[Failure]:
         """Return the tenant's failures, newest first."""
         with self._lock:
-            rows = list(self._tenant(scope).failures)
-        matching = (
-            f
-            for f in reversed(rows)
-            if (since is None or f.at >= since)
-            and (tool is None or f.tool == tool)
-            and (signature is None or f.signature == signature)
-        )
-        return list(itertools.islice(matching, limit))
+            matching = (
+                f
+                for f in reversed(self._tenant(scope).failures)
+                if (since is None or f.at >= since)
+                and (tool is None or f.tool == tool)
+                and (signature is None or f.signature == signature)
+            )
+            return list(itertools.islice(matching, limit))
 
     def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
         """Return the tenant's counters under ``prefix``."""
         with self._lock:
-            return {k: v for k, v in self._tenant(scope).counters.items() if k.startswith(prefix)}
+            data = self._tenant(scope)
+            return {k: data.counters[k] for k in data.prefixed(prefix)}
 
     def clear(self, scope: Scope) -> None:
         """Forget the tenant's records; other tenants and the chain are untouched."""
