@@ -694,3 +694,30 @@ def test_reading_commands_lift_nothing(memory: FailureMemory) -> None:
     fail(memory, "bash", args, "exit code 1")
     memory.record("bash", {"command": "ls -la scripts"}, ok=True)
     assert not memory.check("bash", args).allowed
+
+
+def test_incidents_are_never_deduplicated(memory: FailureMemory) -> None:
+    """Back-to-back incidents are all recorded, as an incident log must."""
+    for _ in range(3):
+        memory.record_incident("rate_limit", "coder", "openai", 429, "429 Too Many Requests")
+    assert memory.stats().failures == 3
+
+
+def test_recent_failures_filter_by_tool_and_kind(memory: FailureMemory) -> None:
+    """recent_failures() narrows to one tool or one failure kind."""
+    fail(memory, "bash", {"command": "a"}, "exit code 1")
+    fail(memory, "read_file", {"path": "x"}, "No such file or directory: 'x'")
+    assert [f.tool for f in memory.recent_failures(tool="bash")] == ["bash"]
+    assert [f.signature for f in memory.recent_failures(signature="file_not_found")] == [
+        "file_not_found"
+    ]
+
+
+def test_signature_lookup_covers_fallback_kinds(memory: FailureMemory) -> None:
+    """A signature name, known or fallback, resolves to a label and a hint."""
+    assert memory.signature("edit_failed").label == "edit search string not found"
+    result = fail(memory, "t", {}, "Flux capacitor misaligned")
+    assert result.failure is not None
+    fallback = memory.signature(result.failure.signature)
+    assert fallback.label.startswith("unrecognised error")
+    assert fallback.hint

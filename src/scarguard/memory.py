@@ -55,7 +55,7 @@ from scarguard.rules import (
 from scarguard.signatures import DEFAULT_BANK, Signature, SignatureBank, retry_after
 from scarguard.stores.factory import open_store
 from scarguard.stores.protocol import Store, Transaction
-from scarguard.summary import MemoryStats, build_patterns, build_stats
+from scarguard.summary import MemoryStats, build_patterns, build_stats, signature_named
 
 __all__ = ["Classification", "FailureMemory", "default_memory", "set_default_memory"]
 
@@ -297,7 +297,8 @@ class FailureMemory(MaintenanceMixin):
         """Record a failure that is not a tool call (incident-log style).
 
         The incident counts towards :meth:`patterns` and the prompt guard. When the message
-        matches no signature and ``type`` names one, that signature is used.
+        matches no signature and ``type`` names one, that signature is used. Unlike tool
+        failures, incidents are never deduplicated: each one is recorded.
         """
         call = self.describe(type, {"agent": agent, "provider": provider})
         text = message or type
@@ -308,14 +309,16 @@ class FailureMemory(MaintenanceMixin):
         outcome = Outcome(
             ok=False, error=text, status_code=status_code, agent=agent, provider=provider
         )
-        return self._record_failure(call, outcome, signature)
+        return self._record_failure(call, outcome, signature, dedupe=False)
 
-    def _record_failure(self, call: Call, outcome: Outcome, signature: Signature) -> RecordResult:
+    def _record_failure(
+        self, call: Call, outcome: Outcome, signature: Signature, *, dedupe: bool = True
+    ) -> RecordResult:
         adapter = self.adapter_for(call.tool)
         blame = adapter.blame(signature, outcome) or classify_blame(signature, outcome)
         with self._lock:
             now = self.clock()
-            previous = self._recent.get(call.fingerprint)
+            previous = self._recent.get(call.fingerprint) if dedupe else None
             if (
                 previous
                 and previous[0] == signature.name
@@ -459,9 +462,29 @@ class FailureMemory(MaintenanceMixin):
             and (wanted is None or c.kind is wanted)
         ]
 
-    def recent_failures(self, limit: int = 10, *, since: float | None = None) -> list[Failure]:
-        """Return the latest failures of this workspace and project, newest first."""
-        return self.store.failures(self.scope, limit=limit, since=since)
+    def recent_failures(
+        self,
+        limit: int = 10,
+        *,
+        since: float | None = None,
+        tool: str | None = None,
+        signature: str | None = None,
+    ) -> list[Failure]:
+        """Return the latest failures of this workspace and project, newest first.
+
+        Args:
+            limit: How many at most.
+            since: Only failures at or after this time (seconds since the epoch).
+            tool: Only this tool's failures.
+            signature: Only failures of this kind.
+        """
+        return self.store.failures(
+            self.scope, limit=limit, since=since, tool=tool, signature=signature
+        )
+
+    def signature(self, name: str) -> Signature:
+        """Return the signature called ``name`` (label, hint, blame), fallback kinds included."""
+        return signature_named(self.signatures, name)
 
     def patterns(self, *, since: float | None = None, min_count: int = 2) -> list[Pattern]:
         """Return the failure kinds that repeat, most frequent first.
