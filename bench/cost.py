@@ -5,7 +5,7 @@ shared machine even when absolute times drift. Per case it reports the median an
 single-call latencies (``time.perf_counter_ns`` around each call), and every budget of
 DESIGN.md ("Performance budget") as a ratio to its baseline, met or not.
 
-Run ``python bench/cost.py`` (about 5 minutes; ``--quick`` for a smoke run in seconds). It
+Run ``python bench/cost.py`` (under a minute here; ``--quick`` for a smoke run in seconds). It
 prints the tables and writes ``bench/results/cost.json``.
 
 History scaling fills SQLite files with 1e2 .. 1e6 stored failures by a direct bulk insert

@@ -191,7 +191,9 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         },
     ),
     # Agent: it chose a port that one of its own earlier servers (usually) still holds. Not
-    # deterministic: the fix (kill the old server) is a shell command whose effect is invisible.
+    # deterministic: the fix (stopping the old server) often happens outside the guarded
+    # tools; a guarded `kill` also makes the failure stale (a shell command that changes
+    # processes is a change of the world).
     Signature(
         "port_in_use",
         r"\bEADDRINUSE\b|\b[Aa]ddress already in use\b|\b[Pp]ort \d+ is (?:already )?in use\b"
@@ -254,7 +256,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "edit search string not found", deterministic=True,
     ),
     # Agent: it imported a module that is not installed or a name the module lacks. Not
-    # deterministic: the fix (pip/npm install) is a shell command whose effect is invisible.
+    # deterministic: the fix (an install) often happens outside the guarded tools; a guarded
+    # `pip install` also makes the failure stale.
     Signature(
         "module_not_found",
         r"\bNo module named\b|\bCannot find module\b|\bcannot import name\b"
@@ -312,7 +315,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "unknown tool", deterministic=True,
     ),
     # Agent: it ran a program that is not installed or not on PATH. Not deterministic: the fix
-    # (installing it) is a shell command whose effect is invisible.
+    # (installing it) often happens outside the guarded tools; a guarded install also makes
+    # the failure stale.
     Signature(
         "command_not_found",
         r"\bcommand not found\b|\bis not recognized as an internal or external command\b"
