@@ -21,41 +21,28 @@ transaction gives its ids back, as in SQLite and the other stores; a sequence wo
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
-import attrs
-
-from scarguard.model import Constraint, Failure
 from scarguard.receipts import GENESIS
+from scarguard.stores._sql import CONSTRAINT_COLUMNS, CONSTRAINT_SQL, INSERT_COLUMNS, Dialect
 
 __all__ = [
+    "BOOTSTRAP",
     "BUMP",
     "BUMP_MANY",
-    "CONSTRAINT_COLUMNS",
-    "CONSTRAINT_SQL",
-    "FAILURE_COLUMNS",
-    "FAILURE_SQL",
-    "INSERT_COLUMNS",
     "INSERT_FAILURE",
     "INSERT_RECEIPT",
     "MIGRATIONS",
     "PUT_CONSTRAINT",
     "SCHEMA_VERSION",
+    "SQL",
     "TENANT",
-    "constraint_from",
-    "failure_from",
 ]
 
 SCHEMA_VERSION = 1
 """The ``meta.version`` of a schema this scarguard wrote."""
 
-FAILURE_COLUMNS = tuple(f.name for f in attrs.fields(Failure))
-CONSTRAINT_COLUMNS = tuple(f.name for f in attrs.fields(Constraint))
-INSERT_COLUMNS = tuple(c for c in FAILURE_COLUMNS if c != "id")
-FAILURE_SQL = ", ".join(FAILURE_COLUMNS)
-CONSTRAINT_SQL = ", ".join(CONSTRAINT_COLUMNS)
-TENANT = "workspace = %s AND project = %s"
+SQL = Dialect("%s")
+"""The query text shared with the SQLite store, with psycopg's placeholder."""
+TENANT = SQL.tenant
 
 INSERT_FAILURE = (
     "WITH h AS (UPDATE receipt_head SET next_failure_id = next_failure_id + 1"
@@ -89,16 +76,6 @@ INSERT_RECEIPT = (
     " VALUES (%s, %s, %s, %s, %s, %s))"
     " UPDATE receipt_head SET seq = %s, hash = %s"
 )
-
-
-def failure_from(row: Sequence[Any]) -> Failure:
-    """Build a failure from a row selected as ``FAILURE_SQL``."""
-    return Failure.from_row(dict(zip(FAILURE_COLUMNS, row, strict=True)))
-
-
-def constraint_from(row: Sequence[Any]) -> Constraint:
-    """Build a constraint from a row selected as ``CONSTRAINT_SQL``."""
-    return Constraint.from_row(dict(zip(CONSTRAINT_COLUMNS, row, strict=True)))
 
 
 BOOTSTRAP = (

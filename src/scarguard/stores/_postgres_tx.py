@@ -11,38 +11,22 @@ import attrs
 from scarguard.errors import StoreError
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import seal
-from scarguard.stores._files import prefix_end
 from scarguard.stores._postgres_conn import Connection
 from scarguard.stores._postgres_schema import (
     BUMP,
     BUMP_MANY,
-    CONSTRAINT_SQL,
-    INSERT_COLUMNS,
     INSERT_FAILURE,
     INSERT_RECEIPT,
     PUT_CONSTRAINT,
+    SQL,
     TENANT,
-    constraint_from,
 )
+from scarguard.stores._sql import CONSTRAINT_SQL, INSERT_COLUMNS, SQLTransaction, constraint_from
 
-__all__ = ["PostgresTransaction", "key_range", "load_constraints"]
-
-
-def key_range(prefix: str) -> tuple[str, list[str]]:
-    """Return the SQL and parameters selecting keys that start with ``prefix``."""
-    end = prefix_end(prefix)
-    if end is None:
-        return " AND key >= %s", [prefix]
-    return " AND key >= %s AND key < %s", [prefix, end]
+__all__ = ["PostgresTransaction"]
 
 
-def load_constraints(conn: Connection, tenant: tuple[str, str]) -> list[Constraint]:
-    """Return the tenant's constraints, oldest first, then by key."""
-    sql = f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {TENANT} ORDER BY created_at, key"
-    return [constraint_from(r) for r in conn.execute(sql, tenant)]
-
-
-class PostgresTransaction:
+class PostgresTransaction(SQLTransaction):
     """One write transaction on one tenant, on a connection inside ``BEGIN``.
 
     Args:
@@ -53,6 +37,10 @@ class PostgresTransaction:
         error: Builds the store's :class:`StoreError`.
         begin: The generation token when the locks were taken.
     """
+
+    _sql = SQL
+    _put_constraint = PUT_CONSTRAINT
+    _conn: Connection
 
     def __init__(
         self,
@@ -105,28 +93,6 @@ class PostgresTransaction:
         self._conn.execute(BUMP_MANY, (*self._tenant, now, names, amounts))
         self.changed = True
 
-    def count(self, key: str) -> int:
-        sql = f"SELECT count FROM counters WHERE {TENANT} AND key = %s"
-        row = self._conn.execute(sql, (*self._tenant, key)).fetchone()
-        return int(row[0]) if row else 0
-
-    def reset(self, prefix: str) -> int:
-        where, params = key_range(prefix)
-        sql = f"DELETE FROM counters WHERE {TENANT}{where}"
-        deleted = self._conn.execute(sql, (*self._tenant, *params)).rowcount
-        self.changed = self.changed or deleted > 0
-        return deleted
-
-    def constraint(self, key: str) -> Constraint | None:
-        sql = f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {TENANT} AND key = %s"
-        row = self._conn.execute(sql, (*self._tenant, key)).fetchone()
-        return constraint_from(row) if row else None
-
-    def put_constraint(self, constraint: Constraint) -> None:
-        row = constraint.to_row()
-        self._conn.execute(PUT_CONSTRAINT, (*self._tenant, *row.values()))
-        self.changed = True
-
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
         wanted = list(dict.fromkeys(keys))
         if not wanted:
@@ -137,9 +103,6 @@ class PostgresTransaction:
         }
         self.changed = self.changed or bool(found)
         return [found[k] for k in wanted if k in found]
-
-    def constraints(self) -> list[Constraint]:
-        return load_constraints(self._conn, self._tenant)
 
     def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
         if not self._receipts:

@@ -15,14 +15,20 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-from collections.abc import Sequence
-from typing import Any
 
-import attrs
 from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
-from scarguard.model import Constraint, Failure
+from scarguard.stores._sql import (
+    CONSTRAINT_COLUMNS,
+    CONSTRAINT_SQL,
+    FAILURE_COLUMNS,
+    FAILURE_SQL,
+    INSERT_COLUMNS,
+    Dialect,
+    constraint_from,
+    failure_from,
+)
 
 __all__ = [
     "BUMP",
@@ -37,6 +43,7 @@ __all__ = [
     "MIGRATIONS",
     "PUT_CONSTRAINT",
     "SCHEMA_VERSION",
+    "SQL",
     "TENANT",
     "apply_migrations",
     "bump_many_sql",
@@ -48,15 +55,9 @@ __all__ = [
 SCHEMA_VERSION = 1
 """The ``PRAGMA user_version`` of a database this scarguard wrote."""
 
-FAILURE_COLUMNS = tuple(f.name for f in attrs.fields(Failure))
-"""The columns of ``Failure.to_row()``, in a fixed order (``id`` included)."""
-CONSTRAINT_COLUMNS = tuple(f.name for f in attrs.fields(Constraint))
-"""The columns of ``Constraint.to_row()``, in a fixed order."""
-
-INSERT_COLUMNS = tuple(c for c in FAILURE_COLUMNS if c != "id")
-FAILURE_SQL = ", ".join(FAILURE_COLUMNS)
-CONSTRAINT_SQL = ", ".join(CONSTRAINT_COLUMNS)
-TENANT = "workspace = ? AND project = ?"
+SQL = Dialect("?")
+"""The query text shared with the PostgreSQL store, with sqlite3's placeholder."""
+TENANT = SQL.tenant
 INSERT_FAILURE = (
     f"INSERT INTO failures (workspace, project, {', '.join(INSERT_COLUMNS)})"
     f" VALUES (?, ?, {', '.join('?' * len(INSERT_COLUMNS))})"
@@ -88,16 +89,6 @@ def bump_many_sql(rows: int) -> str:
     """
     values = ", ".join(["(?, ?, ?, ?, ?)"] * rows)
     return BUMP.replace("VALUES (?, ?, ?, ?, ?)", f"VALUES {values}", 1)
-
-
-def failure_from(row: Sequence[Any]) -> Failure:
-    """Build a failure from a row selected as ``FAILURE_SQL``."""
-    return Failure.from_row(dict(zip(FAILURE_COLUMNS, row, strict=True)))
-
-
-def constraint_from(row: Sequence[Any]) -> Constraint:
-    """Build a constraint from a row selected as ``CONSTRAINT_SQL``."""
-    return Constraint.from_row(dict(zip(CONSTRAINT_COLUMNS, row, strict=True)))
 
 
 MIGRATIONS = Migrations("scarguard")

@@ -52,19 +52,19 @@ from typing import Any, TypeVar
 
 import psycopg
 
-from scarguard.model import Constraint, Failure, Scope
+from scarguard.model import Scope
 from scarguard.receipts import GENESIS, Receipt, verify_chain
 from scarguard.stores._postgres_conn import Connection, Connections, lock_key, rollback, split_url
-from scarguard.stores._postgres_schema import FAILURE_SQL, TENANT, failure_from
-from scarguard.stores._postgres_tx import PostgresTransaction, key_range, load_constraints
+from scarguard.stores._postgres_schema import SQL
+from scarguard.stores._postgres_tx import PostgresTransaction
 from scarguard.stores._postgres_watch import Watch
-from scarguard.stores.protocol import CounterValue, VerifyReport
-from scarguard.stores.records import export_records, import_records
+from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads
+from scarguard.stores.protocol import VerifyReport
+from scarguard.stores.records import import_records
 
 __all__ = ["PostgresStore"]
 
 _T = TypeVar("_T")
-_TABLES = ("failures", "counters", "constraints")
 _CHAIN_BATCH = 5000
 _SAVE_CHECKPOINT = (
     "INSERT INTO receipt_checkpoint (id, seq, hash)"
@@ -74,7 +74,7 @@ _SAVE_CHECKPOINT = (
 )
 
 
-class PostgresStore:
+class PostgresStore(SQLReads):
     """Keep the failure memory in a PostgreSQL schema shared by many processes and machines.
 
     Args:
@@ -96,6 +96,8 @@ class PostgresStore:
         SchemaVersionError: The schema was written by a newer scarguard (left untouched).
         ConfigurationError: ``schema`` is given twice with different values, or invalid.
     """
+
+    _sql = SQL
 
     def __init__(
         self,
@@ -219,44 +221,6 @@ class PostgresStore:
         except psycopg.Error as exc:
             raise self._db.error("read failed", exc) from exc
 
-    def load_constraints(self, scope: Scope) -> list[Constraint]:
-        """Return the tenant's constraints, oldest first."""
-        return self._read(lambda conn: load_constraints(conn, (scope.workspace, scope.project)))
-
-    def failures(
-        self,
-        scope: Scope,
-        *,
-        limit: int | None = None,
-        since: float | None = None,
-        tool: str | None = None,
-        signature: str | None = None,
-    ) -> list[Failure]:
-        """Return the tenant's failures, newest first (each filter served by an index)."""
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be None or >= 0, not {limit}")
-        sql = f"SELECT {FAILURE_SQL} FROM failures WHERE {TENANT}"
-        params: list[Any] = [scope.workspace, scope.project]
-        filters = (("at >= %s", since), ("tool = %s", tool), ("signature = %s", signature))
-        for condition, value in filters:
-            if value is not None:
-                sql += f" AND {condition}"
-                params.append(value)
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT %s"
-            params.append(limit)
-        return self._read(lambda conn: [failure_from(r) for r in conn.execute(sql, params)])
-
-    def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
-        """Return the tenant's counters under ``prefix`` (a key range, not ``LIKE``)."""
-        where, params = key_range(prefix)
-        sql = f"SELECT key, count, last_at FROM counters WHERE {TENANT}{where} ORDER BY key"
-        values = (scope.workspace, scope.project, *params)
-        return self._read(
-            lambda conn: {k: CounterValue(c, t) for k, c, t in conn.execute(sql, values)}
-        )
-
     def _write(
         self, scope: Scope | None, statements: Iterable[tuple[str, tuple[Any, ...]]]
     ) -> None:
@@ -275,13 +239,12 @@ class PostgresStore:
 
     def clear(self, scope: Scope) -> None:
         """Delete the tenant's failures, counters and constraints; the chain stays."""
-        tenant = (scope.workspace, scope.project)
-        self._write(scope, ((f"DELETE FROM {table} WHERE {TENANT}", tenant) for table in _TABLES))
+        self._write(scope, SQL.clear((scope.workspace, scope.project)))
 
     def wipe(self) -> None:
         """Delete every tenant's records, the receipt chain and its checkpoint."""
         statements: list[tuple[str, tuple[Any, ...]]] = [
-            (f"DELETE FROM {table}", ()) for table in (*_TABLES, "receipts", "receipt_checkpoint")
+            (f"DELETE FROM {table}", ()) for table in (*TABLES, "receipts", "receipt_checkpoint")
         ]
         statements.append(("UPDATE receipt_head SET seq = 0, hash = %s", (GENESIS,)))
         self._write(None, statements)
@@ -294,10 +257,9 @@ class PostgresStore:
         def read(conn: Connection) -> VerifyReport:
             row = conn.execute("SELECT seq, hash FROM receipt_checkpoint").fetchone()
             saved = (int(row[0]), str(row[1])) if row else None
-            sql = "SELECT seq, prev, type, at_ms, payload, hash FROM receipts ORDER BY seq"
             with conn.cursor(name="scarguard_chain") as cursor:
                 cursor.itersize = _CHAIN_BATCH
-                chain = (Receipt(*r) for r in cursor.execute(sql))
+                chain = (Receipt(*r) for r in cursor.execute(CHAIN_SQL))
                 report = verify_chain(chain, key=self._key, checkpoint=saved)
             return report
 
@@ -330,19 +292,6 @@ class PostgresStore:
         what catches a chain and checkpoint rolled back together.
         """
         return self.verify()
-
-    def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
-        """Yield the tenant's records in the shared export format (one consistent snapshot)."""
-        tenant = (scope.workspace, scope.project)
-
-        def read(conn: Connection) -> list[dict[str, Any]]:
-            sql = f"SELECT {FAILURE_SQL} FROM failures WHERE {TENANT} ORDER BY id"
-            failures = [failure_from(r) for r in conn.execute(sql, tenant)]
-            sql = f"SELECT key, count, last_at FROM counters WHERE {TENANT}"
-            counters = {k: CounterValue(c, t) for k, c, t in conn.execute(sql, tenant)}
-            return list(export_records(failures, counters, load_constraints(conn, tenant)))
-
-        yield from self._read(read, snapshot=True)
 
     def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
         """Add exported records to the tenant in one transaction (all or nothing)."""

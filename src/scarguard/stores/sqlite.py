@@ -41,47 +41,34 @@ import attrs
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import GENESIS, Receipt, load_checkpoint, seal, verify_chain
 from scarguard.receipts import write_checkpoint as _write_checkpoint
-from scarguard.stores._files import prefix_end
+from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
 from scarguard.stores._sqlite_conn import Connections, rollback
 from scarguard.stores._sqlite_schema import (
     BUMP,
     BUMP_MANY_ROWS,
     BUMP_RETURNING,
-    CONSTRAINT_SQL,
-    FAILURE_SQL,
     INSERT_COLUMNS,
     INSERT_FAILURE,
     INSERT_RECEIPT,
     PUT_CONSTRAINT,
+    SQL,
     TENANT,
     bump_many_sql,
-    constraint_from,
-    failure_from,
 )
-from scarguard.stores.protocol import CounterValue, VerifyReport
-from scarguard.stores.records import export_records, import_records
+from scarguard.stores.protocol import VerifyReport
+from scarguard.stores.records import import_records
 
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
-_TABLES = ("failures", "counters", "constraints")
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 
-def _range(prefix: str) -> tuple[str, list[str]]:
-    """Return the SQL and parameters selecting keys that start with ``prefix``."""
-    end = prefix_end(prefix)
-    if end is None:
-        return " AND key >= ?", [prefix]
-    return " AND key >= ? AND key < ?", [prefix, end]
+class _SQLiteTransaction(SQLTransaction):
+    _sql = SQL
+    _put_constraint = PUT_CONSTRAINT
+    _conn: sqlite3.Connection
 
-
-def _constraints(conn: sqlite3.Connection, tenant: tuple[str, str]) -> list[Constraint]:
-    sql = f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {TENANT} ORDER BY created_at, key"
-    return [constraint_from(r) for r in conn.execute(sql, tenant)]
-
-
-class _SQLiteTransaction:
     def __init__(
         self, store: SQLiteStore, conn: sqlite3.Connection, scope: Scope, begin: tuple[int, int]
     ) -> None:
@@ -125,28 +112,6 @@ class _SQLiteTransaction:
             self._conn.execute(bump_many_sql(len(chunk)), params)
             self.changed = True
 
-    def count(self, key: str) -> int:
-        sql = f"SELECT count FROM counters WHERE {TENANT} AND key = ?"
-        row = self._conn.execute(sql, (*self._tenant, key)).fetchone()
-        return int(row[0]) if row else 0
-
-    def reset(self, prefix: str) -> int:
-        where, params = _range(prefix)
-        sql = f"DELETE FROM counters WHERE {TENANT}{where}"
-        deleted = self._conn.execute(sql, (*self._tenant, *params)).rowcount
-        self.changed = self.changed or deleted > 0
-        return deleted
-
-    def constraint(self, key: str) -> Constraint | None:
-        sql = f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {TENANT} AND key = ?"
-        row = self._conn.execute(sql, (*self._tenant, key)).fetchone()
-        return constraint_from(row) if row else None
-
-    def put_constraint(self, constraint: Constraint) -> None:
-        row = constraint.to_row()
-        self._conn.execute(PUT_CONSTRAINT, (*self._tenant, *row.values()))
-        self.changed = True
-
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
         removed = []
         for key in keys:
@@ -157,9 +122,6 @@ class _SQLiteTransaction:
                 removed.append(existing)
         self.changed = self.changed or bool(removed)
         return removed
-
-    def constraints(self) -> list[Constraint]:
-        return _constraints(self._conn, self._tenant)
 
     def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
         if not self._store.receipts:
@@ -172,7 +134,7 @@ class _SQLiteTransaction:
         self.changed = True
 
 
-class SQLiteStore:
+class SQLiteStore(SQLReads):
     """Keep the failure memory in one SQLite file shared by threads and processes.
 
     Args:
@@ -188,6 +150,8 @@ class SQLiteStore:
             file that is not SQLite is left byte-for-byte untouched).
         SchemaVersionError: The file was written by a newer scarguard (left untouched).
     """
+
+    _sql = SQL
 
     def __init__(
         self,
@@ -279,44 +243,6 @@ class SQLiteStore:
         except sqlite3.Error as exc:
             raise self._db.error("read failed", exc) from exc
 
-    def load_constraints(self, scope: Scope) -> list[Constraint]:
-        """Return the tenant's constraints, oldest first."""
-        return self._read(lambda conn: _constraints(conn, (scope.workspace, scope.project)))
-
-    def failures(
-        self,
-        scope: Scope,
-        *,
-        limit: int | None = None,
-        since: float | None = None,
-        tool: str | None = None,
-        signature: str | None = None,
-    ) -> list[Failure]:
-        """Return the tenant's failures, newest first (each filter served by an index)."""
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must be None or >= 0, not {limit}")
-        sql = f"SELECT {FAILURE_SQL} FROM failures WHERE {TENANT}"
-        params: list[Any] = [scope.workspace, scope.project]
-        filters = (("at >= ?", since), ("tool = ?", tool), ("signature = ?", signature))
-        for condition, value in filters:
-            if value is not None:
-                sql += f" AND {condition}"
-                params.append(value)
-        sql += " ORDER BY id DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
-        return self._read(lambda conn: [failure_from(r) for r in conn.execute(sql, params)])
-
-    def counters(self, scope: Scope, prefix: str = "") -> dict[str, CounterValue]:
-        """Return the tenant's counters under ``prefix`` (a key range, not ``LIKE``)."""
-        where, params = _range(prefix)
-        sql = f"SELECT key, count, last_at FROM counters WHERE {TENANT}{where} ORDER BY key"
-        values = (scope.workspace, scope.project, *params)
-        return self._read(
-            lambda conn: {k: CounterValue(c, t) for k, c, t in conn.execute(sql, values)}
-        )
-
     def _write(self, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
         conn = self._db.get()
         self._db.begin(conn)
@@ -334,12 +260,11 @@ class SQLiteStore:
 
     def clear(self, scope: Scope) -> None:
         """Delete the tenant's failures, counters and constraints; the chain stays."""
-        tenant = (scope.workspace, scope.project)
-        self._write((f"DELETE FROM {table} WHERE {TENANT}", tenant) for table in _TABLES)
+        self._write(SQL.clear((scope.workspace, scope.project)))
 
     def wipe(self) -> None:
         """Delete every tenant's records, the receipt chain and its checkpoint."""
-        self._write((f"DELETE FROM {table}", ()) for table in (*_TABLES, "receipts"))
+        self._write((f"DELETE FROM {table}", ()) for table in (*TABLES, "receipts"))
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.checkpoint_path)
 
@@ -350,8 +275,7 @@ class SQLiteStore:
         saved = load_checkpoint(self.checkpoint_path)
 
         def read(conn: sqlite3.Connection) -> VerifyReport:
-            sql = "SELECT seq, prev, type, at_ms, payload, hash FROM receipts ORDER BY seq"
-            chain = (Receipt(*row) for row in conn.execute(sql))
+            chain = (Receipt(*row) for row in conn.execute(CHAIN_SQL))
             return verify_chain(chain, key=self._key, checkpoint=saved)
 
         report = self._read(read, snapshot=True)
@@ -362,19 +286,6 @@ class SQLiteStore:
     def checkpoint(self) -> VerifyReport:
         """Verify the chain and record its head beside the store; return the report."""
         return self.verify()
-
-    def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
-        """Yield the tenant's records in the shared export format (one consistent snapshot)."""
-        tenant = (scope.workspace, scope.project)
-
-        def read(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-            sql = f"SELECT {FAILURE_SQL} FROM failures WHERE {TENANT} ORDER BY id"
-            failures = [failure_from(r) for r in conn.execute(sql, tenant)]
-            sql = f"SELECT key, count, last_at FROM counters WHERE {TENANT}"
-            counters = {k: CounterValue(c, t) for k, c, t in conn.execute(sql, tenant)}
-            return list(export_records(failures, counters, _constraints(conn, tenant)))
-
-        yield from self._read(read, snapshot=True)
 
     def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
         """Add exported records to the tenant in one transaction (all or nothing)."""
