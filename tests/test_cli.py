@@ -195,8 +195,10 @@ def test_verify_tampered_chain_exits_1(db: Path, capsys: pytest.CaptureFixture[s
     """Editing one byte of a receipt payload breaks the chain at that receipt."""
     with sqlite3.connect(db) as conn:
         payload = conn.execute("SELECT payload FROM receipts WHERE seq = 2").fetchone()[0]
-        tampered = payload.replace("edit_file", "edit_filf", 1) if "edit_file" in payload else (
-            payload[:-2] + ("0" if payload[-2] != "0" else "1") + payload[-1:]
+        tampered = (
+            payload.replace("edit_file", "edit_filf", 1)
+            if "edit_file" in payload
+            else (payload[:-2] + ("0" if payload[-2] != "0" else "1") + payload[-1:])
         )
         assert tampered != payload
         conn.execute("UPDATE receipts SET payload = ? WHERE seq = 2", (tampered,))
@@ -289,3 +291,24 @@ def test_console_entry_point_runs_in_a_subprocess(db: Path) -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert missing.returncode == EXIT_STORE and "no scarguard memory" in missing.stderr
+
+
+def test_show_and_verify_a_postgresql_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    """The inspection commands open a PostgreSQL URL like a file path."""
+    from helpers.postgres import drop_schema, new_schema, require_postgres, url_for
+
+    require_postgres()
+    schema = new_schema()
+    url = url_for(schema)
+    try:
+        with FailureMemory(url, workspace="fleet", project="api") as memory:
+            memory.record(
+                "edit_file", {"path": "a.py", "old_string": "x"}, error="old_string not found"
+            )
+        capsys.readouterr()
+        assert run("show", "--path", url, "-w", "fleet", "-p", "api", "--json") == 0
+        shown = json.loads(capsys.readouterr().out)
+        assert shown["constraints"][0]["tool"] == "edit_file"
+        assert run("verify", "--path", url) == 0
+    finally:
+        drop_schema(schema)

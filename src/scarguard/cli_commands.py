@@ -59,14 +59,15 @@ def open_memory(args: argparse.Namespace, *, create: bool = False) -> Iterator[F
         CommandError: The store is missing (unless ``create``) or cannot be opened.
     """
     path = store_path(args.path)
-    if path == ":memory:" or "://" in path:
+    remote = path.startswith(("postgresql://", "postgres://"))
+    if path == ":memory:" or ("://" in path and not remote):
         raise CommandError(f"{path} cannot be inspected from the command line", EXIT_STORE)
-    if not create and not os.path.exists(path):
+    if not remote and not create and not os.path.exists(path):
         raise CommandError(
             f"no scarguard memory at {path} (run `scarguard demo` to make one, or give --path)",
             EXIT_STORE,
         )
-    if os.path.isdir(path):
+    if not remote and os.path.isdir(path):
         raise CommandError(f"{path} is a directory, not a scarguard store", EXIT_STORE)
     try:
         memory = FailureMemory(path, workspace=args.workspace, project=args.project)
