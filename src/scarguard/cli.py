@@ -170,6 +170,11 @@ def _positive(text: str) -> int:
     return value
 
 
+def _fail(command: str, exc: BaseException) -> None:
+    """Print an error as one line (driver messages can span several)."""
+    print(f"scarguard {command}: {' '.join(str(exc).split())}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``scarguard`` command and return its exit code.
 
@@ -187,10 +192,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return commands.run(args)
     except commands.CommandError as exc:
-        print(f"scarguard {args.command}: {exc}", file=sys.stderr)
+        _fail(args.command, exc)
         return exc.code
     except ScarguardError as exc:
-        print(f"scarguard {args.command}: {exc}", file=sys.stderr)
+        _fail(args.command, exc)
         return EXIT_STORE
     except BrokenPipeError:  # `scarguard export | head`
         return EXIT_OK
