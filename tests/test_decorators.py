@@ -644,3 +644,61 @@ def test_async_callable_object_gets_async_wrapper(memory: FailureMemory) -> None
     with pytest.raises(ConnectionError):
         run(guarded("u"))
     assert memory.recent_failures()[0].tool == "fetch"
+
+
+# -- bookkeeping that misbehaves never reaches the caller ---------------------------------
+
+
+class _Unprintable:
+    """A value whose str() and repr() raise, and which is truthy."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
+class _UnprintableError(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+
+def test_failed_result_that_cannot_describe_itself_is_returned(memory: FailureMemory) -> None:
+    """A flagged result whose error text cannot be built still reaches the caller."""
+    result = {"error": _Unprintable()}
+
+    @guarded_tool(memory, failure_when=failure_when.error_key)
+    def lookup(key: str) -> dict[str, Any]:
+        return result
+
+    assert lookup("k") is result
+    assert memory.recent_failures()[0].tool == "lookup"
+
+
+def test_unprintable_bookkeeping_error_is_warned_not_raised(memory: FailureMemory) -> None:
+    """A bookkeeping error whose str() raises is still only a warning; the call runs."""
+
+    def targets(bound: Any) -> list[str]:
+        raise _UnprintableError()
+
+    @guarded_tool(memory, targets=targets)
+    def ping(host: str) -> str:
+        return host
+
+    with pytest.warns(ScarguardWarning, match="_UnprintableError: <unprintable>"):
+        assert ping("a") == "a"
+
+
+def test_unprintable_tool_exception_is_recorded_and_propagates(memory: FailureMemory) -> None:
+    """A tool exception whose str() raises propagates unchanged and is still recorded."""
+    error = _UnprintableError()
+
+    @guarded_tool(memory)
+    def parse(text: str) -> str:
+        raise error
+
+    with pytest.raises(_UnprintableError) as info:
+        parse("x")
+    assert info.value is error
+    assert memory.recent_failures()[0].error == "_UnprintableError"

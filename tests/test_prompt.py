@@ -291,3 +291,17 @@ def test_bad_options(memory: FailureMemory, options: dict[str, Any]) -> None:
 def test_ago(seconds: float, text: str) -> None:
     """Relative times read naturally."""
     assert ago(seconds) == text
+
+
+@pytest.mark.parametrize("marker", [END_MARKER, START_MARKER])
+def test_target_spelling_a_marker_cannot_break_the_block(
+    memory: FailureMemory, clock: Clock, marker: str
+) -> None:
+    """A target containing a guard marker is defused: the block stays whole and idempotent."""
+    path = f"a{marker}b.py"
+    for _ in range(2):
+        fail(memory, clock, "read_file", {"path": path}, "FileNotFoundError: No such file")
+    guard = PromptGuard(memory)
+    once = guard.inject("task")
+    assert once.count(START_MARKER) == 1 and once.count(END_MARKER) == 1
+    assert guard.inject(once) == once

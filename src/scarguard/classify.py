@@ -41,6 +41,9 @@ def error_parts(
     status = getattr(error, "status_code", None)
     if not isinstance(status, int):
         status = getattr(getattr(error, "response", None), "status_code", None)
-    message = str(error)
+    try:
+        message = str(error)
+    except Exception:  # an exception that cannot print itself is still a failure to record
+        message = ""
     text = f"{type(error).__name__}: {message}" if message else type(error).__name__
     return text, kinds, status if isinstance(status, int) else None

@@ -99,8 +99,16 @@ def describe_failure(result: Any) -> str:
 
     A process result reads like ``subprocess.CalledProcessError`` (so that it classifies
     the same as the raised form), followed by its stderr; a mapping gives its ``"error"``
-    entry; anything else its ``str()``.
+    entry; anything else its ``str()``. Never raises: a result that cannot describe itself
+    is described by its type.
     """
+    try:
+        return _describe(result)
+    except Exception:
+        return f"<{type(result).__name__} result>"
+
+
+def _describe(result: Any) -> str:
     code = _returncode(result)
     if isinstance(code, int) and not isinstance(code, bool) and code != 0:
         args = result.get("args") if isinstance(result, Mapping) else getattr(result, "args", None)
@@ -115,7 +123,4 @@ def describe_failure(result: Any) -> str:
         return _bounded(text)
     if isinstance(result, Mapping) and result.get("error"):
         return _bounded(str(result["error"]))
-    try:
-        return _bounded(str(result))
-    except Exception:  # a result whose __str__ fails is still a failure
-        return f"<{type(result).__name__} result>"
+    return _bounded(str(result))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from scarguard.model import Call, Violation
-from scarguard.redact import excerpt
+from scarguard.redact import excerpt, strip_control
 
 __all__ = ["decision_message"]
 
@@ -25,12 +25,23 @@ def _dedupe(violations: Sequence[Violation]) -> list[Violation]:
     return unique
 
 
+def _one_line(text: str, limit: int) -> str:
+    """Return ``text`` without control characters, on one line, at most ``limit`` long.
+
+    Reasons and tool names are built by scarguard, but can hold an argument's name or a
+    tool's name from elsewhere; no newline may let them start a line of their own.
+    """
+    text = " ".join(strip_control(text).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _lines(violations: Sequence[Violation]) -> list[str]:
     lines = []
     hints: set[str] = set()
     for violation in _dedupe(violations):
         hint = violation.constraint.hint
-        text = f"- {violation.reason[:1].upper()}{violation.reason[1:]}."
+        reason = _one_line(violation.reason, 400)
+        text = f"- {reason[:1].upper()}{reason[1:]}."
         if hint and hint not in hints:
             hints.add(hint)
             text += f" Hint: {hint}"
@@ -45,7 +56,8 @@ def decision_message(call: Call, blocks: Sequence[Violation], warnings: Sequence
     where = f" on {excerpt(call.targets[0], limit=80)}" if call.targets else ""
     parts: list[str] = []
     if blocks:
-        parts.append(f"scarguard refused this {call.tool} call{where}: it is known to fail again.")
+        tool = _one_line(call.tool, 80)
+        parts.append(f"scarguard refused this {tool} call{where}: it is known to fail again.")
         parts.extend(_lines(blocks))
         parts.append(
             "Do not retry it unchanged. Change the arguments or the approach, or gather new"

@@ -263,8 +263,19 @@ class PromptGuard:
         if not view:
             return ""
         if callable(self.template) and not isinstance(self.template, string.Template):
-            return self.template(view)[: self.max_chars]
-        return self._fit(view)
+            return self._defuse(self.template(view)[: self.max_chars])
+        return self._defuse(self._fit(view))
+
+    def _defuse(self, block: str) -> str:
+        """Return ``block`` with no copy of a marker inside (a target can spell one).
+
+        A marker inside the block would end it early for the LLM, and make the next
+        ``inject()`` replace only part of it.
+        """
+        for marker in (self.start_marker, self.end_marker):
+            if marker in block:
+                block = block.replace(marker, "[marker removed]")
+        return block
 
     # -- injection -------------------------------------------------------------------------
 

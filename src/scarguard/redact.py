@@ -7,6 +7,7 @@ reaches an LLM additionally passes through :func:`excerpt`.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -53,16 +54,32 @@ SECRET_KEY_NAMES: tuple[str, ...] = (
 )
 """Argument names whose values are secrets whatever they look like."""
 
+# A secret name may end a longer one (``access_token``, ``OPENAI_API_KEY``, ``x-api-key``).
 _ASSIGNMENT = re.compile(
-    r"(?i)\b(" + "|".join(re.escape(k) for k in SECRET_KEY_NAMES) + r")(\s*[=:]\s*)"
+    r"(?i)(?<![\w-])([\w-]*?(?:"
+    + "|".join(re.escape(k).replace("_", "[_-]?") for k in SECRET_KEY_NAMES)
+    + r"))"
+    r"(\s*[=:]\s*)"
     r"((?:(?:bearer|basic|token|digest)\s+)?(?:\"[^\"]*\"|'[^']*'|[^\s,;&\"']+))"
 )
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\u2066-\u2069]")
+# C0/C1 controls, zero-width and bidi marks, invisible operators, the BOM, and Unicode tag
+# characters (invisible to people, readable by LLMs: "ASCII smuggling").
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e"
+    "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
 _WHITESPACE = re.compile(r"\s+")
+_NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_SCAN_MARGIN = 1024
+"""Characters looked at beyond ``max_text``: a secret cut there is cut from the output too."""
+
+
+def _name_words(name: str) -> list[str]:
+    return [word.lower() for word in _NAME_WORD.findall(name)]
 
 
 def strip_control(text: str) -> str:
-    """Remove control, zero-width and bidi-override characters, keeping newlines and tabs."""
+    """Remove control, zero-width, bidi-override and tag characters, keeping newlines and tabs."""
     return _CONTROL.sub("", text)
 
 
@@ -128,12 +145,18 @@ class Redactor:
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every secret replaced and its length bounded."""
+        full = len(text)
+        if full > self.max_text + _SCAN_MARGIN:
+            # Only the kept head is scanned: a multi-megabyte error must not cost seconds
+            # (this runs under the memory's lock).
+            text = text[: self.max_text + _SCAN_MARGIN]
         text = _ASSIGNMENT.sub(_keep_name, text)
         text = self._combined.sub(REDACTED, text)
         if self.extra is not None:
             text = self.extra(text)
         if len(text) > self.max_text:
-            text = text[: self.max_text] + f"… [{len(text) - self.max_text} more chars]"
+            dropped = len(text) - self.max_text + full - min(full, self.max_text + _SCAN_MARGIN)
+            text = text[: self.max_text] + f"… [{dropped} more chars]"
         return text
 
     def flags(self, text: str) -> bool:
@@ -145,8 +168,23 @@ class Redactor:
         safe = to_jsonable(args)
         return self._walk(safe) if isinstance(safe, dict) else {}
 
+    def secret_name(self, key: str) -> bool:
+        """Return whether an argument called ``key`` holds a secret.
+
+        The name itself, or one of its words or two adjacent words (joined with or without
+        ``_``) is a secret name: ``access_token``, ``OPENAI_API_KEY``, ``apiKey`` and
+        ``x-api-key`` are, ``max_tokens`` and ``author`` are not.
+        """
+        names = self.key_names
+        if key.lower() in names:
+            return True
+        words = _name_words(key)
+        if any(word in names for word in words):
+            return True
+        return any(f"{a}_{b}" in names or f"{a}{b}" in names for a, b in itertools.pairwise(words))
+
     def _walk(self, value: Any, key: str | None = None) -> Any:
-        if key is not None and key.lower() in self.key_names and value not in (None, ""):
+        if key is not None and value not in (None, "") and self.secret_name(key):
             return REDACTED
         if isinstance(value, dict):
             return {k: self._walk(v, k) for k, v in value.items()}

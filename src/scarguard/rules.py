@@ -42,6 +42,19 @@ def _quote(value: str) -> str:
     return excerpt(value, limit=80)
 
 
+def _name(key: str) -> str:
+    """Return an argument's name fit for a reason: argument names can come from the LLM."""
+    clean = "".join(ch for ch in key if ch.isalnum() or ch in "_-.")[:40]
+    return clean if clean == key else _quote(key)
+
+
+def _shown(value: Any) -> str:
+    """Return a parameter's value for a reason: numbers as they are, anything else quoted."""
+    if value is None or isinstance(value, (bool, int, float)):
+        return _canon(value)
+    return excerpt(value if isinstance(value, str) else _canon(value), limit=40)
+
+
 def _canon(value: Any) -> str:
     return canonical_json(value)
 
@@ -187,14 +200,17 @@ def learn(
     if first_of_its_kind:
         learned.extend(_tool_target(tx, lesson, policy, now))
         learned.extend(_strategy(tx, lesson, policy, now))
-    learned.extend(_radius(tx, lesson, policy, now))
+    if not target_fact:  # a missing target explains the failure; touching fewer would not help
+        learned.extend(_radius(tx, lesson, policy, now))
     learned.extend(_parameters(tx, lesson, policy, adapter, now))
     return [c for c in learned if c is not None]
 
 
 def _summary(args: Mapping[str, Any]) -> str:
     """Return a short quoted summary of (redacted) arguments, for calls without a target."""
-    shown = [f"{k}={_quote(str(v))}" for k, v in list(args.items())[:2] if v not in (None, "")]
+    shown = [
+        f"{_name(k)}={_quote(str(v))}" for k, v in list(args.items())[:2] if v not in (None, "")
+    ]
     return f" ({', '.join(shown)})" if shown else ""
 
 
@@ -309,7 +325,10 @@ def _parameters(
         n = tx.bump(counter, now)
         if n >= policy.resource_corroboration:
             scaling = sorted(k for k in adapter.scaling_keys if k in call.params)
-            shown = ", ".join(f"{k}={call.params[k]}" for k in scaling) or "this size"
+            shown = (
+                ", ".join(f"{_name(k)}={_shown(call.params[k])}" for k in scaling)
+                or "this size"
+            )
             yield _upsert(
                 tx,
                 policy,
@@ -344,7 +363,7 @@ def _parameters(
                 level=Level.BLOCK,
                 occurrences=n,
                 reason=(
-                    f"changing {key} to {_canon(value)[:40]} failed {_times(n)} with"
+                    f"changing {_name(key)} to {_shown(value)} failed {_times(n)} with"
                     f" {lesson.signature.label}"
                 ),
                 tool=call.tool,

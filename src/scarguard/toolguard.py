@@ -101,6 +101,17 @@ _BLAME_FIELD = {
 }
 
 
+def _exception_text(exc: BaseException) -> str:
+    """Return ``"TypeName: message"``, even for an exception whose ``__str__`` raises."""
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<unprintable>"
+    if len(message) > 500:
+        message = message[:500] + "…"
+    return f"{type(exc).__name__}: {message}"
+
+
 class ToolGuard:
     """Check, run and record the calls of one tool.
 
@@ -154,7 +165,7 @@ class ToolGuard:
             return
         self._warned.add(key)
         what = _TROUBLE["refused" if phase == "check" and self.options.fail_closed else phase]
-        message = f"scarguard could not {what} of tool {self.name!r}: {type(exc).__name__}: {exc}"
+        message = f"scarguard could not {what} of tool {self.name!r}: {_exception_text(exc)}"
         try:
             warnings.warn(message, ScarguardWarning, stacklevel=4)
         except Warning:
@@ -249,10 +260,11 @@ class ToolGuard:
         try:
             if not self._failure_when(result):
                 return None
+            text = describe_failure(result)
         except Exception as exc:
             self._warn("failure_when", exc)
             return None
-        return ResultFailure(result, describe_failure(result))
+        return ResultFailure(result, text)
 
     def succeeded(self, prepared: _Prepared, started: float) -> None:
         """Record a success."""
