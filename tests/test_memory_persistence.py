@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -125,3 +126,23 @@ def test_another_writer_forces_a_reload_and_is_seen() -> None:
     assert mine.check("edit_file", args).allowed
     other.record("edit_file", args, error="old_string not found")
     assert not mine.check("edit_file", args).allowed
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_forked_child_records_under_its_own_session(tmp_path: Path) -> None:
+    """A child forked from a process with an open memory writes under a session of its own."""
+    memory = FailureMemory(tmp_path / "memory.db")
+    memory.record("bash", {"command": "parent"}, error="exit code 1")
+    pid = os.fork()
+    if pid == 0:  # the child: record, then leave without running the parent's cleanup
+        code = 0
+        try:
+            memory.record("bash", {"command": "child"}, error="exit code 1")
+        except BaseException:
+            code = 1
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
+    sessions = {f.tool + f.args["command"]: f.session for f in memory.recent_failures(10)}
+    assert sessions["bashchild"] != sessions["bashparent"]
+    memory.close()

@@ -20,6 +20,8 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import attrs
+
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
 from scarguard.blame import classify_blame
@@ -132,6 +134,7 @@ class FailureMemory(MaintenanceMixin):
             self.redactor = redactor or Redactor()
         else:
             self.redactor = Redactor(extra=redactor)
+        self._fixed_session = session is not None
         self.scope = Scope(workspace, project, session or uuid.uuid4().hex[:12])
         self.store: Store = open_store(path, durable=durable, receipts=receipts)
         self._batch = success_batch
@@ -347,7 +350,7 @@ class FailureMemory(MaintenanceMixin):
                 else signature.deterministic
             )
             pending, self._pending = self._pending, []
-            with self._write() as tx:
+            with self._keeping(pending), self._write() as tx:
                 self._apply_successes(tx, pending, now)
                 stored = tx.add_failure(failure)
                 learned = learn(
@@ -383,9 +386,9 @@ class FailureMemory(MaintenanceMixin):
             # would double the cost of every success for a lift that can wait one call.
             index = self._current_index(now) if self._generation is _UNLOADED else self._index
             if index and index.liftable(call, adapter, self.policy):
-                pending, self._pending = self._pending, []
-                with self._write() as tx:
-                    self._apply_successes(tx, [*pending, call], now)
+                pending, self._pending = [*self._pending, call], []
+                with self._keeping(pending), self._write() as tx:
+                    self._apply_successes(tx, pending, now)
                     lifted = lift_on_success(tx, call, index, adapter, self.policy, now)
                     tx.receipt(
                         "lift", {"by": call.fingerprint, "lifted": [c.key for c in lifted]}, now
@@ -395,6 +398,15 @@ class FailureMemory(MaintenanceMixin):
             if len(self._pending) >= self._batch:
                 self.flush()
             return RecordResult(None, (), (), self._tracker.convergence())
+
+    @contextmanager
+    def _keeping(self, pending: list[Call]) -> Iterator[None]:
+        """Put ``pending`` successes back in the queue if the write carrying them fails."""
+        try:
+            yield
+        except BaseException:
+            self._pending[:0] = pending
+            raise
 
     @contextmanager
     def _write(self) -> Iterator[RecordingTransaction]:
@@ -437,12 +449,8 @@ class FailureMemory(MaintenanceMixin):
             if not pending:
                 return
             now = self.clock()
-            try:
-                with self._write() as tx:
-                    self._apply_successes(tx, pending, now)
-            except BaseException:
-                self._pending[:0] = pending
-                raise
+            with self._keeping(pending), self._write() as tx:
+                self._apply_successes(tx, pending, now)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -527,10 +535,14 @@ def _flush_at_exit(ref: weakref.ReferenceType[FailureMemory]) -> None:
 
 
 def _reset_after_fork() -> None:
+    """Give a forked child fresh locks, no inherited pending work and its own session id."""
     for memory in list(_MEMORIES):
         memory._lock = threading.RLock()
         memory._pending = []
         memory._generation = _UNLOADED
+        memory._tracker = SessionTracker(memory.policy)
+        if not memory._fixed_session:
+            memory.scope = attrs.evolve(memory.scope, session=uuid.uuid4().hex[:12])
 
 
 if hasattr(os, "register_at_fork"):
