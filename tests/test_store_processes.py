@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,48 @@ def test_forked_child_writes_with_its_own_connection(tmp_path: Path, kind: str) 
     if kind == "sqlite":
         with sqlite3.connect(path) as conn:
             assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+_RELEASE_AT_FORK: list[threading.Event] = []
+
+
+def _release_holders() -> None:  # runs before scarguard's own before-fork hooks
+    while _RELEASE_AT_FORK:
+        _RELEASE_AT_FORK.pop().set()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_release_holders)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+@pytest.mark.parametrize("kind", ["sqlite", "json"])
+def test_a_child_forked_while_another_thread_holds_a_transaction_can_write(
+    tmp_path: Path, kind: str
+) -> None:
+    """A fork while another thread is inside a write transaction leaves the child able to write."""
+    path = tmp_path / f"fork-tx.{SUFFIX[kind]}"
+    store = open_store(path)
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store.transaction(SCOPE) as tx:
+            tx.add_failure(failure(0, session="holder"))
+            inside.set()
+            release.wait(timeout=60)  # set by the fork (before the child is created)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert inside.wait(timeout=60)
+    _RELEASE_AT_FORK.append(release)
+    child = multiprocessing.get_context("fork").Process(target=_child_writes, args=(store, 3))
+    child.start()
+    holder.join(timeout=60)
+    child.join(timeout=60)
+    if child.is_alive():
+        child.kill()
+        child.join()
+    assert child.exitcode == 0
+    assert len(store.failures(SCOPE)) == 4
+    assert store.counters(SCOPE)["child"].count == 3
+    store.close()

@@ -1,14 +1,22 @@
 """Advisory file locks for the JSON store: shared for reads, exclusive for transactions.
 
 ``fcntl.flock`` locks belong to an open file description, so every lock opens the lock
-file anew: two threads of one process then exclude each other exactly as two processes do,
-and a child created by ``fork`` inherits no lock it did not take. The kernel drops the lock
-when the process dies, so a killed writer never leaves the store locked.
+file anew: two threads of one process then exclude each other exactly as two processes do.
+The kernel drops the lock when the process dies, so a killed writer never leaves the store
+locked.
+
+A child created by ``fork`` inherits the descriptors, and with them the locks, that other
+threads of the parent held at that moment; those threads do not exist in the child, so it
+would keep the lock until it exits (and wait for itself at its first transaction). The
+child therefore closes every inherited lock descriptor but its own thread's: the parent's
+thread keeps its lock, and releases it as usual.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,6 +28,20 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]
 
 __all__ = ["file_lock"]
+
+_held: dict[int, int] = {}  # lock descriptor -> ident of the thread holding it
+
+
+def _after_fork_in_child() -> None:
+    me = threading.get_ident()
+    for fd, owner in list(_held.items()):
+        if owner != me:
+            del _held[fd]
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager
@@ -36,8 +58,10 @@ def file_lock(path: str, *, exclusive: bool) -> Iterator[None]:
         fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
     except OSError as exc:
         raise StoreError(f"cannot create the lock file {path}: {exc.strerror}", path=path) from exc
+    _held[fd] = threading.get_ident()
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         yield
     finally:
+        _held.pop(fd, None)
         os.close(fd)  # closing the descriptor releases the lock

@@ -21,6 +21,7 @@ import weakref
 import tenacity
 
 from scarguard.errors import SchemaVersionError, StoreError
+from scarguard.stores._forkgate import writing
 from scarguard.stores._sqlite_schema import SCHEMA_VERSION, apply_migrations, user_version
 
 __all__ = ["Connections", "is_busy", "rollback"]
@@ -99,15 +100,16 @@ class Connections:
             self._check_version(conn)  # before the first write: a newer file stays untouched
             conn.execute("PRAGMA journal_mode=WAL")
             if user_version(conn) < SCHEMA_VERSION:
-                self.begin(conn)
-                try:
-                    self._check_version(conn)
-                    if user_version(conn) < SCHEMA_VERSION:  # another process may have won
-                        apply_migrations(conn)
-                    conn.execute("COMMIT")
-                except BaseException:
-                    rollback(conn)
-                    raise
+                with writing():  # no fork while this thread holds the write lock
+                    self.begin(conn)
+                    try:
+                        self._check_version(conn)
+                        if user_version(conn) < SCHEMA_VERSION:  # another process may have won
+                            apply_migrations(conn)
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        rollback(conn)
+                        raise
         except StoreError:
             self.close()
             raise

@@ -41,6 +41,7 @@ import attrs
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import GENESIS, Receipt, load_checkpoint, seal, verify_chain
 from scarguard.receipts import write_checkpoint as _write_checkpoint
+from scarguard.stores._forkgate import writing
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
 from scarguard.stores._sqlite_conn import Connections, rollback
 from scarguard.stores._sqlite_schema import (
@@ -138,7 +139,7 @@ class SQLiteStore(SQLReads):
     """Keep the failure memory in one SQLite file shared by threads and processes.
 
     Args:
-        path: The database file; missing parent folders are created.
+        path: The database file (``~`` is expanded); missing parent folders are created.
         durable: Use ``synchronous=FULL``: a commit survives a power cut, at about 1 ms.
             The default (``NORMAL``) survives a crash of the process, not of the machine.
         busy_timeout_ms: How long SQLite waits for another writer before reporting busy.
@@ -162,7 +163,7 @@ class SQLiteStore(SQLReads):
         receipts: bool = True,
         receipt_key: bytes | str | None = None,
     ) -> None:
-        self._path = os.path.abspath(os.fspath(path))
+        self._path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         self.receipts = receipts
         self._key = receipt_key
         self._commits = itertools.count(1)
@@ -182,34 +183,35 @@ class SQLiteStore(SQLReads):
     @contextmanager
     def transaction(self, scope: Scope) -> Iterator[_SQLiteTransaction]:
         """Hold SQLite's write lock (``BEGIN IMMEDIATE``); roll back if the body raises."""
-        conn = self._db.get()
-        self._db.begin(conn)
-        try:
-            # Under the write lock: no connection can commit until ours does. data_version
-            # does not move with this connection's own commit, so it is also the first half
-            # of the token right after the commit.
-            version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-        except sqlite3.Error as exc:
-            rollback(conn)
-            raise self._db.error("write failed", exc) from exc
-        except BaseException:
-            rollback(conn)
-            raise
-        tx = _SQLiteTransaction(self, conn, scope, (version, self._own))
-        try:
-            yield tx
-        except sqlite3.Error as exc:
-            rollback(conn)
-            raise self._db.error("write failed", exc) from exc
-        except BaseException:
-            rollback(conn)
-            raise
-        try:
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            rollback(conn)
-            raise self._db.error("commit failed", exc) from exc
-        tx._commit = (version, self._bump_own()) if tx.changed else tx._begin
+        with writing():  # no fork while this thread holds the write lock (_forkgate)
+            conn = self._db.get()
+            self._db.begin(conn)
+            try:
+                # Under the write lock: no connection can commit until ours does. data_version
+                # does not move with this connection's own commit, so it is also the first half
+                # of the token right after the commit.
+                version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+            except sqlite3.Error as exc:
+                rollback(conn)
+                raise self._db.error("write failed", exc) from exc
+            except BaseException:
+                rollback(conn)
+                raise
+            tx = _SQLiteTransaction(self, conn, scope, (version, self._own))
+            try:
+                yield tx
+            except sqlite3.Error as exc:
+                rollback(conn)
+                raise self._db.error("write failed", exc) from exc
+            except BaseException:
+                rollback(conn)
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                rollback(conn)
+                raise self._db.error("commit failed", exc) from exc
+            tx._commit = (version, self._bump_own()) if tx.changed else tx._begin
 
     def _bump_own(self) -> int:
         """Count one own commit (just made) and return the value it set.
@@ -244,18 +246,19 @@ class SQLiteStore(SQLReads):
             raise self._db.error("read failed", exc) from exc
 
     def _write(self, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
-        conn = self._db.get()
-        self._db.begin(conn)
-        try:
-            for sql, params in statements:
-                conn.execute(sql, params)
-            conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            rollback(conn)
-            raise self._db.error("write failed", exc) from exc
-        except BaseException:
-            rollback(conn)
-            raise
+        with writing():
+            conn = self._db.get()
+            self._db.begin(conn)
+            try:
+                for sql, params in statements:
+                    conn.execute(sql, params)
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                rollback(conn)
+                raise self._db.error("write failed", exc) from exc
+            except BaseException:
+                rollback(conn)
+                raise
         self._bump_own()
 
     def clear(self, scope: Scope) -> None:
