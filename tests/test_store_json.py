@@ -169,10 +169,11 @@ def test_stale_temp_files_are_swept_at_open(tmp_path: Path) -> None:
 
 
 def test_wipe_keeps_ids_increasing(fresh_json: JSONStore) -> None:
-    """After wipe() the journals are empty and new ids continue above the old ones."""
+    """After wipe() the journals hold no record and new ids continue above the old ones."""
     write_some(fresh_json, 2)
     fresh_json.wipe()
-    assert Path(fresh_json.failures_path).read_bytes() == b""
+    assert fresh_json.failures(SCOPE) == []
+    assert Path(fresh_json.receipts_path).read_bytes() == b""
     assert write_some(fresh_json, 1) == [3]
     assert fresh_json.verify().count == 1
 
@@ -193,3 +194,25 @@ def test_reads_inside_a_transaction_do_not_deadlock(fresh_json: JSONStore) -> No
     with fresh_json.transaction(SCOPE) as tx:
         tx.bump("k", 2.0)
         assert len(fresh_json.failures(SCOPE)) == 1
+
+
+def test_a_file_that_is_not_json_is_refused_and_left_in_place(tmp_path: Path) -> None:
+    """A .json path holding something else raises StoreError; the file stays, byte-identical."""
+    path = tmp_path / "notes.json"
+    path.write_bytes(b"my notes, not JSON\n")
+    with pytest.raises(StoreError, match="not a scarguard JSON store"):
+        JSONStore(path)
+    assert path.read_bytes() == b"my notes, not JSON\n"
+    assert not list(tmp_path.glob("notes.json.corrupt-*"))
+
+
+def test_ids_are_not_reused_when_the_state_is_corrupted_after_a_wipe(
+    fresh_json: JSONStore,
+) -> None:
+    """A state rebuilt from the journals after wipe() still hands out ids above the old ones."""
+    write_some(fresh_json, 3)
+    fresh_json.wipe()
+    Path(fresh_json.location).write_bytes(b"{not json")
+    with pytest.warns(StoreCorruptionWarning):
+        store = JSONStore(fresh_json.location)
+    assert write_some(store, 1) == [4]

@@ -47,6 +47,8 @@ FORMAT = 1
 """The state format this scarguard writes; a higher one is refused."""
 MARKER = "scarguard-json-store"
 """The value of the state's ``"scarguard"`` key, so a foreign JSON file is never taken."""
+HEAD = b'{"scarguard":"' + MARKER.encode() + b'"'
+"""How every state document this store writes begins (``dump_state`` puts the marker first)."""
 
 Tenant = tuple[str, str]
 
@@ -172,6 +174,11 @@ def clear_line(tenant: Tenant) -> bytes:
     return json.dumps({"clear": list(tenant)}, separators=(",", ":")).encode() + b"\n"
 
 
+def wiped_line(next_id: int) -> bytes:
+    """Return the line an emptied journal starts with: the next id, so ids are never reused."""
+    return json.dumps({"wiped": next_id}, separators=(",", ":")).encode() + b"\n"
+
+
 def receipt_line(receipt: Receipt) -> bytes:
     """Return the journal line of a receipt."""
     return json.dumps(receipt.to_row(), separators=(",", ":")).encode() + b"\n"
@@ -207,6 +214,8 @@ def rebuild(failures: bytes, receipts: bytes, *, epoch: int) -> State:
             state.failures_bytes = end
             if isinstance(record.get("id"), int):
                 state.next_id = max(state.next_id, record["id"] + 1)
+            elif isinstance(record.get("wiped"), int):
+                state.next_id = max(state.next_id, record["wiped"])
     for end, record in read_lines(receipts):
         try:
             seq, head = int(record["seq"]), str(record["hash"])  # type: ignore[index]

@@ -69,7 +69,7 @@ class JSONStore:
     """Keep the failure memory in a JSON state file and two JSON-lines journals.
 
     Args:
-        path: The state file (``.json``); journals, lock and checkpoint go beside it.
+        path: The state file (``.json``, ``~`` expanded); journals, lock, checkpoint beside it.
         receipts: Whether to keep the tamper-evident receipt chain.
         receipt_key: HMAC key for the chain (default: ``SCARGUARD_RECEIPT_KEY``).
         clock: Seconds since the epoch; decides when a temporary file is stale.
@@ -88,7 +88,7 @@ class JSONStore:
         receipt_key: bytes | str | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._path = os.path.abspath(os.fspath(path))
+        self._path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         stem = self._path[:-5] if self._path.endswith(".json") else self._path
         self.failures_path = stem + ".failures.jsonl"
         self.receipts_path = stem + ".receipts.jsonl"
@@ -181,12 +181,28 @@ class JSONStore:
         except js.ForeignFile as exc:
             raise self._error("is JSON that scarguard did not write (left untouched)") from exc
         except js.CorruptState as exc:
+            if not self._looks_ours(data):
+                raise self._error(
+                    "is not a scarguard JSON store (not valid JSON; left untouched)"
+                ) from exc
             if not repair:
                 return False
             self._quarantine(str(exc))
             state, token = self._rebuild(), None
         self._state, self._stat = state, token
         return True
+
+    def _looks_ours(self, data: bytes) -> bool:
+        """Whether an unparseable state file is a damaged store of ours, not a stranger's file.
+
+        Ours when it starts as every state this store writes, or when the journals of a
+        store lie beside it. Anything else (notes that happen to end in ``.json``) is never
+        moved aside.
+        """
+        head = data.lstrip()[: len(js.HEAD)]
+        if head and js.HEAD.startswith(head):  # ours, cut short or damaged further on
+            return True
+        return os.path.exists(self.failures_path) or os.path.exists(self.receipts_path)
 
     def _quarantine(self, reason: str) -> None:
         aside = js.quarantine(self._path, now=self._clock())
@@ -289,6 +305,8 @@ class JSONStore:
                     _log.warning(
                         "%s: skipped an unreadable line ending at byte %d", self.failures_path, end
                     )
+                elif "wiped" in record:
+                    pass
                 elif "clear" in record:
                     self._cache.pop((str(record["clear"][0]), str(record["clear"][1])), None)
                 else:
@@ -342,6 +360,10 @@ class JSONStore:
             self._write_state(js.State(next_id=state.next_id, epoch=epoch))
             for path in (self.failures_path, self.receipts_path):
                 self._append(path, 0, ())
+            # The emptied journal then records the next id, so that a state rebuilt from it
+            # (after corruption) still never hands out an id twice.
+            end = self._append(self.failures_path, 0, [js.wiped_line(state.next_id)])
+            self._write_state(self._state.evolve(failures_bytes=end))
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.checkpoint_path)
 
