@@ -312,3 +312,32 @@ def test_show_and_verify_a_postgresql_memory(capsys: pytest.CaptureFixture[str])
         assert run("verify", "--path", url) == 0
     finally:
         drop_schema(schema)
+
+
+def test_import_of_a_malformed_record_is_a_usage_error_and_applies_nothing(
+    db: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """JSON lines that are not valid records exit 2 naming the record; the store is unchanged."""
+    before = db.read_bytes()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(
+        '{"record": "counter", "key": "k", "count": 1, "last_at": 1.0}\n'
+        '{"record": "failure", "tool": "x"}\n'
+    )
+    assert run("import", str(bad), "--path", str(db), "-w", "acme", "-p", "web") == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert "record 2" in err and err.count("\n") == 1
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM counters WHERE key = 'k'").fetchone()[0] == 0
+    assert db.read_bytes() == before
+
+
+def test_scarguard_path_with_a_tilde_finds_the_store(
+    db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """SCARGUARD_PATH=~/memory.db (unexpanded, as from an env file) reads the home store."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("SCARGUARD_PATH", "~/memory.db")
+    monkeypatch.chdir(tmp_path / "..")
+    assert run("verify", "-w", "acme", "-p", "web") == EXIT_OK
+    assert "receipt chain intact" in capsys.readouterr().out

@@ -120,3 +120,21 @@ def test_an_explicit_path_that_fails_raises(tmp_path: Path) -> None:
         warnings.simplefilter("error")
         with pytest.raises(StoreError):
             open_store(tmp_path / "x.db")
+
+
+@pytest.mark.parametrize("name", ["memory.db", "memory.json"])
+def test_a_tilde_path_opens_under_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    """``~/...`` (argument or SCARGUARD_PATH) means the home folder, not a folder named ``~``."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    store = open_store(f"~/{name}")
+    assert store.location == str(tmp_path / "home" / name)
+    store.close()
+    monkeypatch.setenv(PATH_ENV, f"~/env-{name}")
+    assert default_path() == tmp_path / "home" / f"env-{name}"
+    store = open_store()
+    assert store.location == str(tmp_path / "home" / f"env-{name}")
+    store.close()
+    assert not (tmp_path / "~").exists()

@@ -40,12 +40,14 @@ class CommandError(Exception):
 
 
 def store_path(given: str | None) -> str:
-    """Return the store a command means: ``--path``, ``$SCARGUARD_PATH`` or the default."""
-    if given:
-        return given
-    configured = os.environ.get(PATH_ENV)
+    """Return the store a command means: ``--path``, ``$SCARGUARD_PATH`` or the default.
+
+    A leading ``~`` is expanded (the stores expand it too, so the check that the store
+    exists looks where the store would be opened).
+    """
+    configured = given or os.environ.get(PATH_ENV)
     if configured:
-        return configured
+        return configured if "://" in configured else os.path.expanduser(configured)
     default = Path.cwd() / DEFAULT_PATH
     fallback = default.with_suffix(".json")  # where the default store falls back to
     return str(fallback if not default.exists() and fallback.exists() else default)
@@ -305,12 +307,29 @@ def _read_records(source: str) -> list[dict[str, Any]]:
     return records
 
 
+def _check_records(source: str, records: list[dict[str, Any]]) -> None:
+    """Refuse malformed records as bad input (exit 2) before the store is opened.
+
+    They are applied to a throwaway in-memory store by the same code the real store runs,
+    so a record the store would refuse is refused here, and the store is never touched.
+    """
+    from scarguard.errors import StoreError
+    from scarguard.model import Scope
+    from scarguard.stores.memory import MemoryStore
+
+    try:
+        MemoryStore().import_(Scope("check", "check"), records)
+    except StoreError as exc:
+        raise CommandError(f"{source}: {exc}", EXIT_USAGE) from None
+
+
 def cmd_import(args: argparse.Namespace) -> int:
     """Add exported records to the tenant."""
     if not args.create and not os.path.exists(store_path(args.path)):
         with open_memory(args):  # raises the one-line "no store" error before reading input
             pass
     records = _read_records(args.file)
+    _check_records(args.file, records)
     with open_memory(args, create=args.create) as memory:
         count = memory.import_(records)
         if args.json:

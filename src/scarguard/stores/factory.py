@@ -50,9 +50,9 @@ _FORMS = "None, ':memory:', a *.db / *.sqlite / *.sqlite3 or *.json path, a post
 
 
 def default_path() -> Path:
-    """Return ``$SCARGUARD_PATH`` if set, else ``.scarguard/memory.db`` under the CWD."""
+    """Return ``$SCARGUARD_PATH`` (``~`` expanded), else ``.scarguard/memory.db`` in the CWD."""
     configured = os.environ.get(PATH_ENV)
-    return Path(configured) if configured else Path.cwd() / DEFAULT_PATH
+    return Path(configured).expanduser() if configured else Path.cwd() / DEFAULT_PATH
 
 
 def open_store(

@@ -6,6 +6,7 @@ so a tenant can move from JSON to SQLite to PostgreSQL without loss.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -36,6 +37,19 @@ def export_records(
         yield {"record": "constraint", **constraint.to_row()}
 
 
+def _finite(value: Any) -> float:
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{value!r} is not a finite number")
+    return number
+
+
+def _whole(value: Any) -> int:
+    if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+        raise ValueError(f"{value!r} is not a whole number")
+    return int(value)
+
+
 def import_records(tx: Transaction, records: Iterable[Mapping[str, Any]]) -> int:
     """Apply exported records inside ``tx``; return how many were applied.
 
@@ -61,7 +75,7 @@ def import_records(tx: Transaction, records: Iterable[Mapping[str, Any]]) -> int
             if kind == "failure":
                 tx.add_failure(Failure.from_row(body))
             elif kind == "counter":
-                tx.bump(str(body["key"]), float(body["last_at"]), int(body["count"]))
+                tx.bump(str(body["key"]), _finite(body["last_at"]), _whole(body["count"]))
             elif kind == "constraint":
                 incoming = Constraint.from_row(body)
                 existing = tx.constraint(incoming.key)
