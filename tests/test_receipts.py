@@ -189,3 +189,24 @@ def test_store_chains_use_the_key(
     explicit = reopen(kind, store)
     explicit._key = "k1"  # type: ignore[attr-defined]
     assert explicit.verify().valid
+
+
+@pytest.mark.parametrize("name", ["memory.db", "memory.json"])
+def test_a_damaged_checkpoint_fails_verification_and_is_kept(tmp_path: Path, name: str) -> None:
+    """A damaged checkpoint is reported, not overwritten; deleting it accepts the current head."""
+    from scarguard import FailureMemory
+
+    memory = FailureMemory(tmp_path / name)
+    for i in range(3):
+        memory.record("bash", {"command": f"job {i}"}, error="exit code 1")
+    assert memory.verify().valid
+    head = Path(str(tmp_path / name) + ".head")
+    head.write_text("{not json", encoding="utf-8")
+    report = memory.verify()
+    assert not report.valid
+    assert "damaged" in report.reason
+    assert head.read_text(encoding="utf-8") == "{not json"
+    head.unlink()
+    assert memory.verify().valid
+    assert head.exists()
+    memory.close()

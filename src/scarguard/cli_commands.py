@@ -266,6 +266,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
         elif report.valid:
             head = f", head {report.head[:12]}" if report.head else ""
             print(f"receipt chain intact: {report.count} receipts{head}")
+        elif report.first_broken is None:
+            print(f"receipt chain cannot be verified: {report.reason}")
         else:
             print(f"receipt chain BROKEN at receipt {report.first_broken}: {report.reason}")
         return EXIT_OK if report.valid else EXIT_BROKEN

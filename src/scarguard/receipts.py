@@ -30,6 +30,7 @@ __all__ = [
     "GENESIS",
     "KEY_ENV",
     "Receipt",
+    "damaged_checkpoint",
     "load_checkpoint",
     "seal",
     "verify_chain",
@@ -195,15 +196,33 @@ def verify_chain(
 
 
 def load_checkpoint(path: str) -> tuple[int, str] | None:
-    """Return the ``(seq, hash)`` checkpoint stored at ``path``, or ``None`` if there is none."""
+    """Return the ``(seq, hash)`` checkpoint stored at ``path``, or ``None`` if there is none.
+
+    Raises:
+        ValueError: The file exists but cannot be read as a checkpoint. A damaged checkpoint
+            must not pass for a missing one: a truncated chain would then verify.
+    """
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
         return int(data["seq"]), str(data["hash"])
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"the checkpoint {path} is damaged ({type(exc).__name__})") from exc
+
+
+def damaged_checkpoint(problem: ValueError) -> VerifyReport:
+    """Return the report for a chain whose checkpoint cannot be read."""
+    from scarguard.stores.protocol import VerifyReport
+
+    return VerifyReport(
+        False,
+        0,
+        None,
+        f"{problem}: truncation cannot be ruled out; restore the file, or delete it to accept"
+        " the current head",
+    )
 
 
 def write_checkpoint(path: str, seq: int, head: str) -> None:

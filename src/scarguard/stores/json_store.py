@@ -38,7 +38,7 @@ from typing import Any
 
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import Receipt, load_checkpoint, verify_chain
+from scarguard.receipts import Receipt, damaged_checkpoint, load_checkpoint, verify_chain
 from scarguard.receipts import write_checkpoint as _write_checkpoint
 from scarguard.stores import _json_state as js
 from scarguard.stores._files import append_committed, atomic_write
@@ -371,7 +371,10 @@ class JSONStore:
         """Check the chain against the state's head and the checkpoint; advance the latter."""
         if not self.receipts:
             return VerifyReport(True, 0)
-        saved = load_checkpoint(self.checkpoint_path)
+        try:
+            saved = load_checkpoint(self.checkpoint_path)
+        except ValueError as problem:
+            return damaged_checkpoint(problem)
         with self._locked(exclusive=False) as state:
             data = self._read_journal(self.receipts_path)[: state.receipts_bytes]
         chain: list[Receipt] = []

@@ -39,7 +39,14 @@ from typing import Any, TypeVar
 import attrs
 
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import GENESIS, Receipt, load_checkpoint, seal, verify_chain
+from scarguard.receipts import (
+    GENESIS,
+    Receipt,
+    damaged_checkpoint,
+    load_checkpoint,
+    seal,
+    verify_chain,
+)
 from scarguard.receipts import write_checkpoint as _write_checkpoint
 from scarguard.stores._forkgate import writing
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
@@ -275,7 +282,10 @@ class SQLiteStore(SQLReads):
         """Check the chain against the checkpoint; when valid, advance the checkpoint."""
         if not self.receipts:
             return VerifyReport(True, 0)
-        saved = load_checkpoint(self.checkpoint_path)
+        try:
+            saved = load_checkpoint(self.checkpoint_path)
+        except ValueError as problem:
+            return damaged_checkpoint(problem)
 
         def read(conn: sqlite3.Connection) -> VerifyReport:
             chain = (Receipt(*row) for row in conn.execute(CHAIN_SQL))
