@@ -702,3 +702,17 @@ def test_unprintable_tool_exception_is_recorded_and_propagates(memory: FailureMe
         parse("x")
     assert info.value is error
     assert memory.recent_failures()[0].error == "_UnprintableError"
+
+
+def test_generator_functions_are_refused_with_the_reason(memory: FailureMemory) -> None:
+    """Generators (sync and async) cannot be guarded: failures while iterating would be lost."""
+
+    def lines(path: str):  # type: ignore[no-untyped-def]
+        yield path
+
+    async def chunks(path: str):  # type: ignore[no-untyped-def]
+        yield path
+
+    for func in (lines, chunks):
+        with pytest.raises(ConfigurationError, match="generator"):
+            guarded_tool(memory)(func)

@@ -237,6 +237,13 @@ def _check_func(func: object) -> None:
         raise ConfigurationError(f"{func.__qualname__!r} is already guarded")
     if not (callable(func) or isinstance(func, (classmethod, staticmethod))):
         raise TypeError(f"guarded_tool decorates functions and methods, got {func!r}")
+    raw = getattr(func, "__func__", func)
+    if inspect.isgeneratorfunction(raw) or inspect.isasyncgenfunction(raw):
+        raise ConfigurationError(
+            f"guarded_tool cannot guard the generator function {raw.__qualname__!r}: a failure"
+            " while it is being iterated would go unrecorded. Guard a function that returns the"
+            " collected results (a list, a string) instead"
+        )
 
 
 def _targets_option(value: object, binder: ArgBinder) -> Any:
