@@ -777,3 +777,11 @@ def test_missing_targets_teach_no_radius_limit(memory: FailureMemory) -> None:
         fail(memory, "read_file", {"paths": [f"gone{i}.py", "ok.py"]}, "FileNotFoundError: gone")
     assert memory.constraints(kind=ConstraintKind.RADIUS_LIMIT) == []
     assert memory.check("read_file", {"paths": [f"f{i}.py" for i in range(6)]}).allowed
+
+
+def test_separator_inside_names_cannot_merge_two_counters(memory: FailureMemory) -> None:
+    """A tool or path containing the key separator keeps its own failure count."""
+    fail(memory, "t\x1fa", {"path": "b", "old_string": "x"}, "old_string not found")
+    fail(memory, "t", {"path": "a\x1fb", "old_string": "y"}, "old_string not found")
+    decision = memory.check("t", {"path": "a\x1fb", "old_string": "z"})
+    assert not decision.warnings

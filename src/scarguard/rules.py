@@ -31,11 +31,23 @@ if TYPE_CHECKING:
     from scarguard.signatures import Signature
     from scarguard.stores.protocol import Transaction
 
-__all__ = ["ConstraintIndex", "Lesson", "learn", "lift_on_success", "reset_keys_for_success"]
+__all__ = [
+    "ConstraintIndex",
+    "Lesson",
+    "key_part",
+    "learn",
+    "lift_on_success",
+    "reset_keys_for_success",
+]
 
 SEP = "\x1f"
 """Separates the parts of counter and constraint keys (tool names may contain ``:``)."""
 CONSTRAINT_COUNT = "n:constraints"
+
+
+def key_part(text: str) -> str:
+    """Return ``text`` with the key separator escaped, so no two names make one key."""
+    return text.replace(SEP, "\\x1f") if SEP in text else text
 
 
 def _quote(value: str) -> str:
@@ -126,7 +138,7 @@ def learn(
     tx.bump_many(
         (
             f"s:{failure.signature}",
-            f"st:{failure.signature}{SEP}{call.tool}",
+            f"st:{key_part(failure.signature)}{SEP}{key_part(call.tool)}",
             f"b:{failure.blame.value}",
             f"ft:{call.tool}",
         ),
@@ -231,7 +243,7 @@ def _tool_target(
 ) -> Iterable[Constraint | None]:
     call, sig = lesson.call, lesson.failure.signature
     for target in call.targets:
-        counter = f"tt:{call.tool}{SEP}{target}{SEP}{sig}"
+        counter = f"tt:{key_part(call.tool)}{SEP}{key_part(target)}{SEP}{key_part(sig)}"
         n = tx.bump(counter, now)
         if n < policy.tool_target_warn:
             continue
@@ -241,7 +253,7 @@ def _tool_target(
             policy,
             now,
             kind=ConstraintKind.TOOL_TARGET,
-            key=f"tool_target:{call.tool}{SEP}{target}{SEP}{sig}",
+            key=f"tool_target:{key_part(call.tool)}{SEP}{key_part(target)}{SEP}{key_part(sig)}",
             lesson=lesson,
             level=Level.BLOCK if blocks else Level.WARN,
             occurrences=n,
@@ -264,8 +276,8 @@ def _strategy(
     cls = call.action_class
     distinct = 0
     for target in call.targets or (f"#{call.fingerprint}",):
-        if tx.bump(f"ct:{cls}{SEP}{sig}{SEP}{target}", now) == 1:
-            distinct = tx.bump(f"cn:{cls}{SEP}{sig}", now)
+        if tx.bump(f"ct:{cls}{SEP}{key_part(sig)}{SEP}{key_part(target)}", now) == 1:
+            distinct = tx.bump(f"cn:{cls}{SEP}{key_part(sig)}", now)
     if distinct < policy.strategy_targets:
         return
     blocks = policy.strategy_block_targets is not None and distinct >= policy.strategy_block_targets
@@ -274,13 +286,13 @@ def _strategy(
         policy,
         now,
         kind=ConstraintKind.BANNED_STRATEGY,
-        key=f"strategy:{cls}{SEP}{sig}",
+        key=f"strategy:{cls}{SEP}{key_part(sig)}",
         lesson=lesson,
         level=Level.BLOCK if blocks else Level.WARN,
         occurrences=distinct,
         reason=f"{cls} calls failed with {lesson.signature.label} on {distinct} different targets",
         action_class=cls,
-        params={"counter": f"cn:{cls}{SEP}{sig}"},
+        params={"counter": f"cn:{cls}{SEP}{key_part(sig)}"},
     )
 
 
@@ -321,20 +333,19 @@ def _parameters(
     if not call.params:
         return
     if lesson.signature.resource and adapter.scaling_keys:
-        counter = f"d:{call.tool}{SEP}{call.fingerprint}"
+        counter = f"d:{key_part(call.tool)}{SEP}{call.fingerprint}"
         n = tx.bump(counter, now)
         if n >= policy.resource_corroboration:
             scaling = sorted(k for k in adapter.scaling_keys if k in call.params)
             shown = (
-                ", ".join(f"{_name(k)}={_shown(call.params[k])}" for k in scaling)
-                or "this size"
+                ", ".join(f"{_name(k)}={_shown(call.params[k])}" for k in scaling) or "this size"
             )
             yield _upsert(
                 tx,
                 policy,
                 now,
                 kind=ConstraintKind.DOMINANCE_BAN,
-                key=f"dominance:{call.tool}{SEP}{call.fingerprint}",
+                key=f"dominance:{key_part(call.tool)}{SEP}{call.fingerprint}",
                 lesson=lesson,
                 level=Level.BLOCK,
                 occurrences=n,
@@ -350,7 +361,7 @@ def _parameters(
         if key not in call.params:
             continue
         value = call.params[key]
-        counter = f"p:{call.tool}{SEP}{key}={_canon(value)}{SEP}{sig}"
+        counter = f"p:{key_part(call.tool)}{SEP}{key_part(key)}={_canon(value)}{SEP}{key_part(sig)}"
         n = tx.bump(counter, now)
         if n >= policy.parameter_corroboration:
             yield _upsert(
@@ -358,7 +369,7 @@ def _parameters(
                 policy,
                 now,
                 kind=ConstraintKind.PARAMETER_BAN,
-                key=f"parameter:{call.tool}{SEP}{key}={_canon(value)}",
+                key=f"parameter:{key_part(call.tool)}{SEP}{key_part(key)}={_canon(value)}",
                 lesson=lesson,
                 level=Level.BLOCK,
                 occurrences=n,

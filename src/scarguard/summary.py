@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from scarguard.model import Blame, Constraint, Failure, Pattern, Scope
+from scarguard.rules import key_part
 from scarguard.signatures import FALLBACK_PREFIX, Signature, SignatureBank, fallback_signature
 from scarguard.stores.protocol import Store
 
@@ -68,7 +69,7 @@ def build_patterns(
             name = key[2:]
             if value.count < min_count:
                 continue
-            prefix = f"st:{name}{SEP}"
+            prefix = f"st:{key_part(name)}{SEP}"
             tools = Counter(
                 {k[len(prefix) :]: v.count for k, v in tool_counts.items() if k.startswith(prefix)}
             )
