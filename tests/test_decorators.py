@@ -6,8 +6,12 @@ import asyncio
 import copy
 import inspect
 import multiprocessing
+import os
 import pickle
+import signal
 import subprocess
+import threading
+import time
 import typing
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -716,3 +720,39 @@ def test_generator_functions_are_refused_with_the_reason(memory: FailureMemory) 
     for func in (lines, chunks):
         with pytest.raises(ConfigurationError, match="generator"):
             guarded_tool(memory)(func)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_child_forked_while_a_stats_lock_is_held_can_call_the_tool(memory: FailureMemory) -> None:
+    """A fork while another thread holds the tool's stats lock does not deadlock the child."""
+
+    @guarded_tool(memory)
+    def ping(n: int) -> int:
+        return n
+
+    ping(1)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with ping.guard._lock:
+            held.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    pid = os.fork()
+    if pid == 0:
+        os._exit(0 if ping(2) == 2 else 1)
+    try:
+        deadline = time.monotonic() + 20
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if done[0] == 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            pytest.fail("the forked child deadlocked on the inherited stats lock")
+        assert os.WEXITSTATUS(done[1]) == 0
+    finally:
+        release.set()
+        holder.join()

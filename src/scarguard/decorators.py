@@ -19,6 +19,7 @@ for a memory with a path, the default memory re-created lazily).
 from __future__ import annotations
 
 import inspect
+import os
 import pickle
 import sys
 import threading
@@ -171,6 +172,15 @@ class _MemoryRef:
 
 _REOPENED: dict[tuple[str, str, str], FailureMemory] = {}
 _REOPEN_LOCK = threading.Lock()
+
+
+def _reset_after_fork() -> None:
+    global _REOPEN_LOCK
+    _REOPEN_LOCK = threading.Lock()  # another thread may have held it at fork time
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _memory_ref(guard: ToolGuard) -> _MemoryRef | None:

@@ -536,6 +536,8 @@ def _flush_at_exit(ref: weakref.ReferenceType[FailureMemory]) -> None:
 
 def _reset_after_fork() -> None:
     """Give a forked child fresh locks, no inherited pending work and its own session id."""
+    global _default_lock
+    _default_lock = threading.Lock()
     for memory in list(_MEMORIES):
         memory._lock = threading.RLock()
         memory._pending = []

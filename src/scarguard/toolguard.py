@@ -11,9 +11,11 @@ raises.
 from __future__ import annotations
 
 import contextvars
+import os
 import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -28,6 +30,19 @@ from scarguard.model import Blame, Call, Decision, RecordResult
 from scarguard.retrying import ResultFailure, Retry, retry_async, retry_sync
 
 __all__ = ["MEMORY_UNAVAILABLE", "GuardOptions", "ToolGuard", "ToolStats"]
+
+_GUARDS: weakref.WeakSet[ToolGuard] = weakref.WeakSet()
+"""Every guard, so a forked child can give each a fresh stats lock."""
+
+
+def _reset_after_fork() -> None:
+    # a lock held by another thread at fork time would stay held forever in the child
+    for guard in list(_GUARDS):
+        guard._lock = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reset_after_fork)
 
 MEMORY_UNAVAILABLE = (
     "scarguard refused this {tool} call: the failure memory that guards it is unavailable and"
@@ -133,6 +148,7 @@ class ToolGuard:
         self._targets = options.targets
         self._failure_when = options.failure_when
         self._lock = threading.Lock()
+        _GUARDS.add(self)
         self._counts = dict.fromkeys(attrs.fields_dict(ToolStats), 0)
         self._warned: set[tuple[str, str]] = set()
         self._last: contextvars.ContextVar[Decision | None] = contextvars.ContextVar(
