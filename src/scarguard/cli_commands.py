@@ -265,7 +265,8 @@ def cmd_verify(args: argparse.Namespace) -> int:
                    "first_broken": report.first_broken, "reason": report.reason})  # fmt: skip
         elif report.valid:
             head = f", head {report.head[:12]}" if report.head else ""
-            print(f"receipt chain intact: {report.count} receipts{head}")
+            noun = "receipt" if report.count == 1 else "receipts"
+            print(f"receipt chain intact: {report.count} {noun}{head}")
         elif report.first_broken is None:
             print(f"receipt chain cannot be verified: {report.reason}")
         else:

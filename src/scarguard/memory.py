@@ -73,8 +73,9 @@ class FailureMemory(MaintenanceMixin):
 
     Args:
         path: Where the memory lives: ``None`` for the default SQLite file
-            (``SCARGUARD_PATH`` or ``.scarguard/memory.db``), ``":memory:"``, a ``.db`` or
-            ``.sqlite`` file, a ``.json`` file, or a :class:`~scarguard.stores.Store`.
+            (``SCARGUARD_PATH`` or ``.scarguard/memory.db``), ``":memory:"``, a ``.db``,
+            ``.sqlite`` or ``.sqlite3`` file, a ``.json`` file, a ``postgresql://`` URL, or a
+            :class:`~scarguard.stores.Store`.
         workspace: Tenant: the workspace records belong to.
         project: Tenant: the project records belong to.
         policy: Every threshold of the learning rules.

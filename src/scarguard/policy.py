@@ -61,9 +61,10 @@ class Policy:
     Attributes:
         corroboration: Failures of the identical call (same fingerprint and signature)
             before it is refused.
-        deterministic_corroboration: The same for failure kinds that are deterministic for
-            identical input in an unchanged world (file not found, edit string not found,
-            syntax error, conflict, unknown tool).
+        deterministic_corroboration: The same for agent-blamed failure kinds that are
+            deterministic for identical input in an unchanged world (edit string not found,
+            syntax error, conflict, unknown tool, missing make target...: the signature bank's
+            ``deterministic`` flag). A missing file is learned as a target fact instead.
         deterministic: Overrides which signatures count as deterministic; ``None`` uses the
             signature bank's flags.
         unknown_corroboration: Failures of the identical call with ``unknown`` blame before
@@ -92,8 +93,11 @@ class Policy:
         stuck_window: Most recent calls that must all have failed or been refused to be
             ``stuck``.
         dedupe_seconds: Identical failing calls within this many seconds count once.
-        stale_after_change: Action classes whose learned failures go stale when any mutating
-            call succeeds: a test run that failed before an edit is a new experiment after it.
+        stale_after_change: Action classes whose exact-call bans go stale when a mutating call
+            succeeds (their counts are kept, so a repeat of the failure is refused at once):
+            a test run that failed before an edit is a new experiment after it. Deterministic
+            failures go stale only when the change touches a file the command names or a build
+            manifest.
     """
 
     corroboration: int = attrs.field(default=2, validator=_positive_int)
