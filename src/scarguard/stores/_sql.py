@@ -13,6 +13,7 @@ locks (``BEGIN IMMEDIATE`` vs advisory locks), how the generation is tracked
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, Protocol, TypeVar
 
@@ -194,7 +195,7 @@ class SQLTransaction:
         return load_constraints(self._conn, self._sql, self._tenant)
 
 
-class SQLReads:
+class SQLReads(abc.ABC):
     """The reads both SQL stores serve outside a write transaction.
 
     A subclass sets :attr:`_sql` and implements :meth:`_read` with its driver's snapshot and
@@ -203,8 +204,9 @@ class SQLReads:
 
     _sql: ClassVar[Dialect]
 
+    @abc.abstractmethod
     def _read(self, read: Callable[[Connection], _T], *, snapshot: bool = False) -> _T:
-        raise NotImplementedError
+        """Run ``read`` on this thread's connection (in one read-only snapshot if asked)."""
 
     def load_constraints(self, scope: Scope) -> list[Constraint]:
         """Return the tenant's constraints, oldest first."""
