@@ -354,6 +354,23 @@ def test_unreachable_or_malformed_urls_raise_store_error_without_the_password(ur
     assert "127.0.0.1" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "host=127.0.0.1 port=1 password=s3cr3t-pw dbname=test",
+        "postgresql://scar:s3cr3t%zz-pw@127.0.0.1:1/test",
+    ],
+)
+def test_no_part_of_the_error_or_its_traceback_shows_the_password(url: str) -> None:
+    """A key=value string or a password libpq cannot parse never shows up in the error chain."""
+    import traceback
+
+    with pytest.raises(StoreError) as caught:
+        PostgresStore(url, connect_timeout=2)
+    shown = "".join(traceback.format_exception(caught.value)) + str(caught.value.path)
+    assert "s3cr3t" not in shown and "127.0.0.1" in shown
+
+
 def test_a_missing_database_raises_store_error() -> None:
     """A database that does not exist is a StoreError naming the URL."""
     url = PG_URL.rsplit("/", 1)[0] + "/scarguard_no_such_db"

@@ -54,7 +54,24 @@ def split_url(url: str) -> tuple[str, str | None]:
     return urlunsplit(parts._replace(query=rest)), schema
 
 
+def _is_url(url: str) -> bool:
+    return url.startswith(("postgresql://", "postgres://"))
+
+
+def _conninfo(url: str) -> dict[str, Any] | None:
+    """Parse a libpq ``key=value`` string (``None`` when it cannot be parsed)."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        return conninfo_to_dict(url)
+    except psycopg.Error:
+        return None
+
+
 def _password(url: str) -> str | None:
+    if not _is_url(url):
+        found = (_conninfo(url) or {}).get("password")
+        return None if found is None else str(found)
     parts = urlsplit(url)
     found = parts.password
     for key, value in parse_qsl(parts.query, keep_blank_values=True):
@@ -64,7 +81,16 @@ def _password(url: str) -> str | None:
 
 
 def redact_url(url: str) -> str:
-    """Return ``url`` without its password (in the user part or the query)."""
+    """Return ``url`` without its password (in the user part, the query, or ``password=``)."""
+    if not _is_url(url):  # a libpq key=value string
+        from psycopg.conninfo import make_conninfo
+
+        params = _conninfo(url)
+        if params is None:
+            return "<unparsable PostgreSQL connection string>"
+        if "password" in params:
+            params["password"] = "***"
+        return make_conninfo(**params)
     try:
         parts = urlsplit(url)
         netloc = parts.netloc
@@ -139,6 +165,9 @@ class Connections:
                 application_name="scarguard",
             )
         except psycopg.Error as exc:
+            secret = _password(self.url)
+            if secret and any(text in str(exc) for text in {secret, unquote(secret)}):
+                raise self.error("cannot connect", exc) from None  # the cause shows it
             raise self.error("cannot connect", exc) from exc
         try:
             sync = "on" if self.durable else "off"
