@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 
@@ -138,3 +140,16 @@ def test_a_tilde_path_opens_under_the_home_folder(
     assert store.location == str(tmp_path / "home" / f"env-{name}")
     store.close()
     assert not (tmp_path / "~").exists()
+
+
+def test_opening_a_sqlite_store_imports_nothing_new() -> None:
+    """The SQLite store is imported with scarguard, so no import is in flight at a fork."""
+    code = (
+        "import sys, tempfile, os\n"
+        "import scarguard\n"
+        "before = set(sys.modules)\n"
+        "scarguard.FailureMemory(os.path.join(tempfile.mkdtemp(), 'm.db')).close()\n"
+        "print(sorted(m for m in set(sys.modules) - before if m.startswith('scarguard')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

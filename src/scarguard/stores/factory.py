@@ -25,6 +25,7 @@ import logging
 import os
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from scarguard.errors import (
     ConfigurationError,
@@ -35,6 +36,17 @@ from scarguard.errors import (
 from scarguard.stores.json_store import JSONStore
 from scarguard.stores.memory import MemoryStore
 from scarguard.stores.protocol import Store
+
+if TYPE_CHECKING:
+    from scarguard.stores.sqlite import SQLiteStore
+
+_SQLite: type[SQLiteStore] | None
+try:
+    # Imported here, not at first use: an import still running in one thread when another
+    # forks leaves the child waiting forever on the import lock.
+    from scarguard.stores.sqlite import SQLiteStore as _SQLite
+except ImportError:  # a Python built without sqlite3: the JSON store is the fallback
+    _SQLite = None
 
 __all__ = ["DEFAULT_PATH", "PATH_ENV", "default_path", "open_store"]
 
@@ -92,9 +104,9 @@ def open_store(
         return _open_postgres(text, receipts=keep, receipt_key=receipt_key)
     suffix = os.path.splitext(text)[1].lower()
     if suffix in _SQLITE_SUFFIXES:
-        from scarguard.stores.sqlite import SQLiteStore  # imports sqlite3
-
-        return SQLiteStore(text, durable=durable, receipts=keep, receipt_key=receipt_key)
+        if _SQLite is None:
+            raise StoreError(f"{text}: this Python was built without the sqlite3 module", path=text)
+        return _SQLite(text, durable=durable, receipts=keep, receipt_key=receipt_key)
     if suffix == ".json":
         return JSONStore(text, receipts=keep, receipt_key=receipt_key)
     raise ConfigurationError(f"cannot open a store from {text!r}; give one of: {_FORMS}")
@@ -120,9 +132,9 @@ def _open_default(
     keep = True if receipts is None else receipts
     try:
         importlib.import_module("sqlite3")
-        from scarguard.stores.sqlite import SQLiteStore
-
-        return SQLiteStore(target, durable=durable, receipts=keep, receipt_key=receipt_key)
+        if _SQLite is None:
+            raise ImportError("scarguard's SQLite store could not be imported")
+        return _SQLite(target, durable=durable, receipts=keep, receipt_key=receipt_key)
     except SchemaVersionError:
         raise  # a newer scarguard's data: falling back would split the memory
     except (ImportError, StoreError) as exc:
