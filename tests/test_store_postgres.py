@@ -473,3 +473,38 @@ def test_a_transaction_begun_while_another_commit_is_in_flight_gets_an_unmatched
     assert store.generation() == tx.commit_generation  # an earlier ticket counted late: no change
     with store.transaction(SCOPE) as following:  # nothing in flight: a matching token again
         assert following.begin_generation == store.generation() == tx.commit_generation
+
+
+def test_a_writer_stuck_in_its_transaction_times_out_the_next(
+    opener: Callable[..., PostgresStore],
+) -> None:
+    """A tenant writer blocked by a peer's open transaction fails after lock_timeout, not never."""
+    holder, waiter = opener(), opener(lock_timeout=0.3)
+    scope = Scope("w", "p", "s")
+    inside, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with holder.transaction(scope) as tx:
+            tx.bump("held", 1.0)
+            inside.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    try:
+        assert inside.wait(30)
+        started = time.monotonic()
+        with pytest.raises(StoreError, match="lock"), waiter.transaction(scope) as tx:
+            tx.bump("blocked", 1.0)
+        assert time.monotonic() - started < 15
+    finally:
+        release.set()
+        thread.join()
+    with waiter.transaction(scope) as tx:
+        assert tx.bump("after", 1.0) == 1
+
+
+def test_lock_timeout_must_be_positive(schema: str) -> None:
+    """A zero or negative lock timeout is a configuration error."""
+    with pytest.raises(ConfigurationError, match="lock_timeout"):
+        PostgresStore(PG_URL, schema=schema, lock_timeout=0)

@@ -125,15 +125,27 @@ class Connections:
         schema: The PostgreSQL schema holding the tables.
         durable: ``synchronous_commit=on`` (else ``off``).
         connect_timeout: Seconds to wait for the server when connecting.
+        lock_timeout: Seconds a statement waits for a lock (a writer of the same tenant stuck
+            inside its transaction) before failing with :class:`StoreError`, as SQLite's busy
+            timeout does.
     """
 
-    def __init__(self, url: str, schema: str, *, durable: bool, connect_timeout: float) -> None:
+    def __init__(
+        self,
+        url: str,
+        schema: str,
+        *,
+        durable: bool,
+        connect_timeout: float,
+        lock_timeout: float = 5.0,
+    ) -> None:
         if not schema or len(schema.encode()) > 63 or "\x00" in schema:
             raise ConfigurationError(f"schema name must be 1 to 63 bytes, not {schema!r}")
         self.url = url
         self.schema = schema
         self.durable = durable
         self.connect_timeout = max(1, round(connect_timeout))
+        self.lock_timeout_ms = max(1, round(lock_timeout * 1000))
         self.safe_url = redact_url(url)
         self.global_key = lock_key("global", schema)
         self._lock = threading.Lock()
@@ -172,8 +184,12 @@ class Connections:
         try:
             sync = "on" if self.durable else "off"
             conn.execute(
-                sql.SQL("SET search_path TO {}; SET synchronous_commit TO {}").format(
-                    sql.Identifier(self.schema), sql.SQL(sync)
+                sql.SQL(
+                    "SET search_path TO {}; SET synchronous_commit TO {}; SET lock_timeout TO {}"
+                ).format(
+                    sql.Identifier(self.schema),
+                    sql.SQL(sync),
+                    sql.Literal(f"{self.lock_timeout_ms}ms"),
                 )
             )
         except psycopg.Error as exc:

@@ -89,6 +89,9 @@ class PostgresStore(SQLReads):
         revalidate_every: Seconds between safety checks of the generation (see
             :meth:`generation`).
         connect_timeout: Seconds to wait for the server when connecting.
+        lock_timeout: Seconds a write waits for another writer of the same tenant (or a
+            ``wipe()``) before failing with :class:`~scarguard.StoreError`; a peer stuck inside
+            its transaction then cannot stall this process's tool calls for longer.
 
     Raises:
         StoreError: The server is unreachable, the URL is malformed, or authentication
@@ -109,6 +112,7 @@ class PostgresStore(SQLReads):
         durable: bool = True,
         revalidate_every: float = 2.0,
         connect_timeout: float = 10.0,
+        lock_timeout: float = 5.0,
     ) -> None:
         from scarguard.errors import ConfigurationError
 
@@ -121,7 +125,17 @@ class PostgresStore(SQLReads):
         self.schema = schema or in_url or "scarguard"
         self.receipts = receipts
         self._key = receipt_key
-        self._db = Connections(bare, self.schema, durable=durable, connect_timeout=connect_timeout)
+        if not lock_timeout > 0:
+            raise ConfigurationError(
+                f"lock_timeout must be a positive number of seconds, not {lock_timeout!r}"
+            )
+        self._db = Connections(
+            bare,
+            self.schema,
+            durable=durable,
+            connect_timeout=connect_timeout,
+            lock_timeout=lock_timeout,
+        )
         try:
             self._watch = Watch(self._db, revalidate_every)
         except BaseException:
