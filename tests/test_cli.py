@@ -14,7 +14,7 @@ import pytest
 
 from scarguard import FailureMemory
 from scarguard.cli import EXIT_BROKEN, EXIT_OK, EXIT_STORE, EXIT_USAGE, main
-from scarguard.cli_render import parse_since
+from scarguard.cli.rendering import parse_since
 
 INSPECTION = ["show", "guard", "verify", "export", "stats", "forget --all --yes", "import"]
 

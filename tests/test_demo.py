@@ -9,8 +9,8 @@ import pytest
 
 from scarguard import FailureMemory
 from scarguard.cli import main
-from scarguard.cli_render import Style
-from scarguard.demo import PROJECT, SCRIPT, WORKSPACE, run_demo
+from scarguard.cli.demo import PROJECT, SCRIPT, WORKSPACE, run_demo
+from scarguard.cli.rendering import Style
 
 
 def demo(path: Path, **options: object) -> str:

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 import attrs
 import tenacity
 
-from scarguard.cli_render import Style, width
+from scarguard.cli.rendering import Style, width
 from scarguard.decorators import Retry, guarded_tool
 from scarguard.memory import FailureMemory
 from scarguard.model import Blame, Constraint, Decision, Failure

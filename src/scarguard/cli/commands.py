@@ -1,4 +1,4 @@
-"""What each ``scarguard`` command does (the parser lives in :mod:`scarguard.cli`).
+"""What each ``scarguard`` command does (the parser is :mod:`scarguard.cli.parser`).
 
 Every command but ``demo`` (and ``import --create``) opens an existing store only: the path
 is checked before the store is opened, so a typo never leaves an empty database behind.
@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from scarguard.cli_render import Style, ago, parse_since, size_text, table, when
+from scarguard.cli.rendering import Style, ago, parse_since, size_text, table, when
 from scarguard.errors import ConfigurationError
 from scarguard.memory import FailureMemory
 from scarguard.model import Constraint, ConstraintKind, Failure, Pattern
@@ -388,7 +388,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """Run the scripted demo."""
-    from scarguard.demo import run_demo
+    from scarguard.cli.demo import run_demo
 
     return run_demo(args.path, fresh=args.fresh, steps=args.steps, quiet=args.quiet, out=sys.stdout)
 

@@ -1,28 +1,10 @@
-"""The ``scarguard`` command: the demo, and inspection and maintenance of a memory.
-
-``main(argv)`` parses the arguments, runs one command and returns its exit code (it never
-calls :func:`sys.exit` itself, so tests run it in-process); the console script and
-``python -m scarguard`` pass that code to :func:`sys.exit`.
-
-Exit codes: 0 ok, 1 the receipt chain is broken (``verify``), 2 usage error, 3 the store is
-missing or cannot be read.
-"""
+"""The argument parser of the ``scarguard`` command: its commands, options and help texts."""
 
 from __future__ import annotations
 
 import argparse
-import sys
-from collections.abc import Sequence
 
-from scarguard import cli_commands as commands
-from scarguard.errors import ScarguardError
-
-__all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "build_parser", "main"]
-
-EXIT_OK = commands.EXIT_OK
-EXIT_BROKEN = commands.EXIT_BROKEN
-EXIT_USAGE = commands.EXIT_USAGE
-EXIT_STORE = commands.EXIT_STORE
+__all__ = ["build_parser"]
 
 _DESCRIPTION = """\
 scarguard: a failure memory for tool-calling AI agents.
@@ -168,41 +150,3 @@ def _positive(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
     return value
-
-
-def _fail(command: str, exc: BaseException) -> None:
-    """Print an error as one line (driver messages can span several)."""
-    print(f"scarguard {command}: {' '.join(str(exc).split())}", file=sys.stderr)
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ``scarguard`` command and return its exit code.
-
-    Args:
-        argv: The arguments (default: ``sys.argv[1:]``).
-    """
-    parser = build_parser()
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help, --version and usage errors
-        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return EXIT_USAGE
-    try:
-        return commands.run(args)
-    except commands.CommandError as exc:
-        _fail(args.command, exc)
-        return exc.code
-    except ScarguardError as exc:
-        _fail(args.command, exc)
-        return EXIT_STORE
-    except BrokenPipeError:  # `scarguard export | head`
-        return EXIT_OK
-    except KeyboardInterrupt:
-        print(f"scarguard {args.command}: interrupted", file=sys.stderr)
-        return 130
-
-
-if __name__ == "__main__":
-    sys.exit(main())
