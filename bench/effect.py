@@ -34,8 +34,8 @@ from _common import machine, mulberry32, write_result
 
 from scarguard import FailureMemory
 from scarguard.adapters.ml_training import MLTrainingAdapter
+from scarguard.naming.signatures import DEFAULT_BANK
 from scarguard.policy import Policy
-from scarguard.signatures import DEFAULT_BANK
 from scarguard.testing import FakeClock
 
 CALL_COST = 0.003

@@ -11,20 +11,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scarguard.model import Blame
-from scarguard.signature_bank import DEFAULT_SIGNATURES as BANK_DATA
-from scarguard.signatures import (
+from scarguard.naming.bank import DEFAULT_SIGNATURES as BANK_DATA
+from scarguard.naming.retry_after import MAX_RETRY_AFTER, retry_after
+from scarguard.naming.signatures import (
     DEFAULT_BANK,
     DEFAULT_SIGNATURES,
     FALLBACK_HINT,
     FALLBACK_LABEL,
     FALLBACK_PREFIX,
-    MAX_RETRY_AFTER,
     Signature,
     SignatureBank,
     fallback_signature,
     is_fallback,
     normalise_error,
-    retry_after,
 )
 
 POSITIVE: dict[str, list[str]] = {
@@ -195,7 +194,7 @@ POSITIVE: dict[str, list[str]] = {
         "Module not found: Error: Can't resolve './Button' in '/app/src'",
     ],
     "syntax_error": [
-        '  File "app.py", line 3\n    def f(\n         ^\nSyntaxError: \'(\' was never closed',
+        "  File \"app.py\", line 3\n    def f(\n         ^\nSyntaxError: '(' was never closed",
         "IndentationError: unexpected indent",
         "SyntaxError: Unexpected token '}'",
         "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
@@ -262,7 +261,7 @@ POSITIVE: dict[str, list[str]] = {
         "src/index.ts(12,5): error TS2345: Argument of type 'string' is not assignable",
         "main.c:5:3: error: expected ';' before 'return'",
         "main.c:1:10: fatal error: foo.h: No such file or directory\ncompilation terminated.",
-        "error: could not compile `demo` (bin \"demo\") due to 2 previous errors",
+        'error: could not compile `demo` (bin "demo") due to 2 previous errors',
         "Found 2 errors. Watching for file changes.",
     ],
     "empty_result": [
@@ -504,8 +503,10 @@ def test_empty_text_with_unknown_exception_groups_by_type() -> None:
     [
         ("lock held by pid 1234 on port 8080", "lock held by pid 99 on port 3000"),
         ("cannot open /home/alice/x/data.bin", "cannot open /srv/tmp/other.bin"),
-        ("job 3f2a9c1e-1b2c-4d5e-8f90-123456789abc stalled", "job 00000000-0000-4000-8000-"
-         "000000000000 stalled"),
+        (
+            "job 3f2a9c1e-1b2c-4d5e-8f90-123456789abc stalled",
+            "job 00000000-0000-4000-8000-000000000000 stalled",
+        ),
         ("object deadbeef42 is stale", "object 0a1b2c3d4e is stale"),
         ("at 2024-05-01T12:00:03Z the queue stalled", "at 2025-01-09 08:15:00 the queue stalled"),
         ("frob 'alpha' refused", "frob 'beta gamma' refused"),
@@ -538,11 +539,14 @@ def test_fallback_name_is_stable_across_processes() -> None:
     """The fallback name is a content hash, equal in a fresh interpreter (no hash())."""
     text = "frobnicator jammed at gear 7 in /tmp/x"
     code = (
-        "from scarguard.signatures import fallback_signature;"
+        "from scarguard.naming.signatures import fallback_signature;"
         f"print(fallback_signature({text!r}).name)"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True,
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
         env={"PYTHONHASHSEED": "12345"},
     )
     assert out.stdout.strip() == fallback_signature(text).name
@@ -574,8 +578,31 @@ def test_normalise_error_is_idempotent_and_total(text: str) -> None:
 @given(
     st.lists(
         st.sampled_from(
-            ["x", "'", '"', "`", "/", ".", "1", "a", "f", "0x", " ", "\n", ":", "\\", "<", "-",
-             ".py", "c:", "…", "http://", "2024-01-02", "12:00:00", "deadbeef1"]
+            [
+                "x",
+                "'",
+                '"',
+                "`",
+                "/",
+                ".",
+                "1",
+                "a",
+                "f",
+                "0x",
+                " ",
+                "\n",
+                ":",
+                "\\",
+                "<",
+                "-",
+                ".py",
+                "c:",
+                "…",
+                "http://",
+                "2024-01-02",
+                "12:00:00",
+                "deadbeef1",
+            ]
         ),
         max_size=60,
     )
@@ -652,8 +679,9 @@ def test_signature_requires_a_name() -> None:
 
 def test_status_only_signature_matches_by_code() -> None:
     """A signature without a pattern matches only by status code."""
-    sig = Signature("teapot", None, Blame.HARNESS, "Brew coffee elsewhere.", "teapot",
-                    status_codes={418})
+    sig = Signature(
+        "teapot", None, Blame.HARNESS, "Brew coffee elsewhere.", "teapot", status_codes={418}
+    )
     bank = SignatureBank([sig])
     assert bank.match("", status_code=418) is sig
     assert is_fallback(bank.match("teapot").name)

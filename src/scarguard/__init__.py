@@ -34,10 +34,10 @@ from scarguard.model import (
     Scope,
     Violation,
 )
+from scarguard.naming.signatures import Signature, SignatureBank
 from scarguard.policy import Policy
 from scarguard.prompt import GuardView, PromptGuard
 from scarguard.redact import Redactor
-from scarguard.signatures import Signature, SignatureBank
 from scarguard.stores import JSONStore, MemoryStore, Store, open_store
 from scarguard.stores.protocol import VerifyReport
 from scarguard.summary import MemoryStats

@@ -12,8 +12,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from scarguard.errors import ConfigurationError
+from scarguard.learning.lifting import remove_with_counters
 from scarguard.model import Constraint, ConstraintKind, Failure, Scope
-from scarguard.rules import remove_with_counters
 from scarguard.stores.protocol import Store, VerifyReport
 
 __all__ = ["MaintenanceMixin"]

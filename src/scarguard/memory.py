@@ -24,13 +24,13 @@ import attrs
 
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
-from scarguard.blame import classify_blame
-from scarguard.classify import Classification, error_parts
-from scarguard.convergence import Event, SessionTracker
 from scarguard.errors import ConfigurationError
-from scarguard.index import RecordingTransaction
+from scarguard.learning.convergence import Event, SessionTracker
+from scarguard.learning.index import ConstraintIndex, RecordingTransaction
+from scarguard.learning.lifting import lift_on_success, liftable, reset_keys_for_success
+from scarguard.learning.messages import decision_message
+from scarguard.learning.rules import Lesson, enforce_cap, learn
 from scarguard.maintenance import MaintenanceMixin
-from scarguard.messages import decision_message
 from scarguard.model import (
     Call,
     Constraint,
@@ -44,17 +44,12 @@ from scarguard.model import (
     RecordResult,
     Scope,
 )
+from scarguard.naming.blame import classify_blame
+from scarguard.naming.classify import Classification, error_parts
+from scarguard.naming.retry_after import retry_after
+from scarguard.naming.signatures import DEFAULT_BANK, Signature, SignatureBank
 from scarguard.policy import Policy
 from scarguard.redact import Redactor
-from scarguard.rules import (
-    ConstraintIndex,
-    Lesson,
-    enforce_cap,
-    learn,
-    lift_on_success,
-    reset_keys_for_success,
-)
-from scarguard.signatures import DEFAULT_BANK, Signature, SignatureBank, retry_after
 from scarguard.stores.factory import open_store
 from scarguard.stores.protocol import Store, Transaction
 from scarguard.summary import MemoryStats, build_patterns, build_stats, signature_named
@@ -386,7 +381,7 @@ class FailureMemory(MaintenanceMixin):
             # check() revalidated the index just before this call ran; asking the store again
             # would double the cost of every success for a lift that can wait one call.
             index = self._current_index(now) if self._generation is _UNLOADED else self._index
-            if index and index.liftable(call, adapter, self.policy):
+            if index and liftable(index, call, adapter, self.policy):
                 pending, self._pending = [*self._pending, call], []
                 with self._keeping(pending), self._write() as tx:
                     self._apply_successes(tx, pending, now)

@@ -12,14 +12,18 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from scarguard.learning.keys import SEP, key_part
 from scarguard.model import Blame, Constraint, Failure, Pattern, Scope
-from scarguard.rules import key_part
-from scarguard.signatures import FALLBACK_PREFIX, Signature, SignatureBank, fallback_signature
+from scarguard.naming.signatures import (
+    FALLBACK_PREFIX,
+    Signature,
+    SignatureBank,
+    fallback_signature,
+)
 from scarguard.stores.protocol import Store
 
 __all__ = ["MemoryStats", "build_patterns", "build_stats", "signature_named"]
 
-SEP = "\x1f"
 _WINDOW_LIMIT = 10_000
 _EXAMPLES = 20
 

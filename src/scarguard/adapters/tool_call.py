@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from scarguard import canonical
+from scarguard.adapters._shell import shell_changes_workspace
 from scarguard.model import Blame, Call, Outcome
 
 if TYPE_CHECKING:
-    from scarguard.signatures import Signature
+    from scarguard.naming.signatures import Signature
 
 __all__ = [
     "API_CALL",
@@ -45,6 +46,7 @@ __all__ = [
     "SHELL_EXEC",
     "TOOL_ACTION_CLASSES",
     "ToolCallAdapter",
+    "shell_changes_workspace",
 ]
 
 FILE_READ: Final = "file_read"
@@ -127,103 +129,6 @@ _EDITOR_COMMANDS: Final = {
 }
 _FILE_CLASSES: Final = frozenset({FILE_READ, FILE_EDIT, FILE_CREATE})
 _MUTATING: Final = frozenset({FILE_EDIT, FILE_CREATE, DELETE})
-
-_CHANGING_PROGRAMS: Final = frozenset(
-    {
-        "rm",
-        "rmdir",
-        "mv",
-        "cp",
-        "mkdir",
-        "touch",
-        "ln",
-        "chmod",
-        "chown",
-        "truncate",
-        "patch",
-        "unzip",
-        "install",
-        "kill",
-        "pkill",
-        "killall",
-        "fuser",
-        "tee",
-        "dd",
-    }
-)
-"""Shell programs that change files or processes whatever their arguments."""
-_CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
-    "git": frozenset(
-        {
-            "checkout",
-            "switch",
-            "reset",
-            "restore",
-            "stash",
-            "pull",
-            "merge",
-            "rebase",
-            "apply",
-            "am",
-            "cherry-pick",
-            "revert",
-            "commit",
-            "clone",
-            "clean",
-            "worktree",
-            "init",
-            "rm",
-            "mv",
-        }
-    ),
-    "pip": frozenset({"install", "uninstall"}),
-    "pip3": frozenset({"install", "uninstall"}),
-    "uv": frozenset({"pip", "add", "remove", "sync", "venv"}),
-    "poetry": frozenset({"add", "remove", "install", "update", "lock"}),
-    "npm": frozenset({"install", "i", "ci", "uninstall", "remove", "rm", "update", "link"}),
-    "yarn": frozenset({"add", "remove", "install", "upgrade"}),
-    "pnpm": frozenset({"add", "remove", "install", "i", "update"}),
-    "cargo": frozenset({"add", "remove", "install", "update", "clean"}),
-    "go": frozenset({"get", "install", "mod"}),
-    "apt": frozenset({"install", "remove", "purge"}),
-    "apt-get": frozenset({"install", "remove", "purge"}),
-    "brew": frozenset({"install", "uninstall", "upgrade"}),
-    "conda": frozenset({"install", "remove", "create", "update"}),
-    "docker": frozenset({"stop", "rm", "kill", "run", "restart", "compose", "pull"}),
-    "systemctl": frozenset({"start", "stop", "restart", "reload"}),
-    "service": frozenset({"start", "stop", "restart", "reload"}),
-    "make": frozenset({"clean", "install", "distclean"}),
-    "sed": frozenset({"-i"}),
-}
-"""Programs that change the workspace with one of these words (``git checkout``...)."""
-_PREFIXES: Final = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "xargs"})
-_SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
-_REDIRECT: Final = re.compile(r"(?<![0-9&])>{1,2}\s*(?!&)[^\s>]")
-
-
-def shell_changes_workspace(command: str) -> bool:
-    """Return whether a shell command changes files or processes (so earlier failures may not hold).
-
-    A command counts when any of its segments runs a changing program (``rm``, ``kill``...),
-    a changing subcommand (``git checkout``, ``pip install``, ``sed -i``...), or redirects
-    output into a file. Reading commands (``ls``, ``cat``, ``npm test``) do not.
-    """
-    if _REDIRECT.search(command):
-        return True
-    for segment in _SEGMENTS.split(command):
-        words = [w for w in segment.split() if "=" not in w or w.startswith("-")]
-        while words and words[0] in _PREFIXES:
-            words = words[1:]
-        if not words:
-            continue
-        program = os.path.basename(words[0])
-        if program in _CHANGING_PROGRAMS:
-            return True
-        changing = _CHANGING_SUBCOMMANDS.get(program)
-        if changing and any(w in changing for w in words[1:3]):
-            return True
-    return False
-
 
 _NEEDS_TARGET: Final = frozenset({FILE_READ, FILE_EDIT, DELETE})
 

@@ -1,4 +1,4 @@
-"""The learning rules: what a failure teaches, what a success lifts, what a call runs into.
+"""The learning rules: what a failure teaches.
 
 The ladder goes from narrow to broad, each rung with its own corroboration (``Policy``):
 
@@ -15,39 +15,24 @@ writers corroborate each other instead of racing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from scarguard.adapters._shell import command_words
 from scarguard.canonical import canonical_json
-from scarguard.index import ConstraintIndex, command_words
+from scarguard.learning.keys import CONSTRAINT_COUNT, SEP, exact_counter, key_part
 from scarguard.model import Blame, Call, Constraint, ConstraintKind, Failure, Level
 from scarguard.redact import excerpt
 
 if TYPE_CHECKING:
     from scarguard.adapters.protocol import Adapter
+    from scarguard.naming.signatures import Signature
     from scarguard.policy import Policy
-    from scarguard.signatures import Signature
     from scarguard.stores.protocol import Transaction
 
-__all__ = [
-    "ConstraintIndex",
-    "Lesson",
-    "key_part",
-    "learn",
-    "lift_on_success",
-    "reset_keys_for_success",
-]
-
-SEP = "\x1f"
-"""Separates the parts of counter and constraint keys (tool names may contain ``:``)."""
-CONSTRAINT_COUNT = "n:constraints"
-
-
-def key_part(text: str) -> str:
-    """Return ``text`` with the key separator escaped, so no two names make one key."""
-    return text.replace(SEP, "\\x1f") if SEP in text else text
+__all__ = ["Lesson", "enforce_cap", "learn"]
 
 
 def _quote(value: str) -> str:
@@ -148,8 +133,8 @@ def learn(
         return []
 
     learned: list[Constraint | None] = []
-    exact_counter = f"{_exact_prefix(call)}{failure.signature}"
-    exact_count = tx.bump(exact_counter, now)
+    exact_key = exact_counter(call, failure.signature)
+    exact_count = tx.bump(exact_key, now)
     # A missing target is a fact about the target, not the call: learn it once, on the target,
     # so that creating the file lifts it (an exact-call ban beside it would outlive the fix).
     target_fact = (
@@ -202,7 +187,7 @@ def learn(
                 target=call.targets[0] if call.targets else None,
                 action_class=call.action_class,
                 fingerprint=call.fingerprint,
-                params=_exact_params(lesson, policy, exact_counter),
+                params=_exact_params(lesson, policy, exact_key),
             )
         )
     if failure.blame is not Blame.AGENT:
@@ -395,63 +380,3 @@ def enforce_cap(tx: Transaction, policy: Policy, now: float) -> list[Constraint]
     tx.reset(CONSTRAINT_COUNT)
     tx.bump(CONSTRAINT_COUNT, now, len(live) - len(evicted))
     return evicted
-
-
-def _exact_prefix(call: Call) -> str:
-    return f"x:{call.action_class or '-'}{SEP}{call.fingerprint}:"
-
-
-def reset_keys_for_success(call: Call, policy: Policy, mutating: bool) -> list[str]:
-    """Return the counter prefixes a success of ``call`` resets.
-
-    Its own failure record and its action class's strategy counts. A change of the world
-    lifts stale bans but keeps their counts: the first run after the change is allowed, and
-    if it fails the same way again, the ban is back at once.
-    """
-    prefixes = [_exact_prefix(call)]
-    if call.action_class:
-        prefixes += [f"ct:{call.action_class}{SEP}", f"cn:{call.action_class}{SEP}"]
-    return prefixes
-
-
-def remove_with_counters(
-    tx: Transaction, constraints: Sequence[Constraint], now: float, *, keep_counts: bool = False
-) -> None:
-    """Delete constraints and (unless ``keep_counts``) the counters that built them."""
-    if not constraints:
-        return
-    removed = tx.remove_constraints([c.key for c in constraints])
-    tx.bump(CONSTRAINT_COUNT, now, -len(removed))
-    if keep_counts:
-        return
-    for constraint in removed:
-        counter = constraint.params.get("counter")
-        if isinstance(counter, str):
-            tx.reset(counter)
-
-
-def lift_on_success(
-    tx: Transaction,
-    call: Call,
-    index: ConstraintIndex,
-    adapter: Adapter,
-    policy: Policy,
-    now: float,
-) -> list[Constraint]:
-    """Lift what a success of ``call`` disproves; return the lifted constraints.
-
-    Bans of other calls that went stale because this one changed the world are lifted with
-    their counts kept, so a repeat of the same failure brings them straight back.
-    """
-    lifted = index.liftable(call, adapter, policy)
-    stale = [
-        c
-        for c in lifted
-        if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint != call.fingerprint
-    ]
-    disproved = [c for c in lifted if c not in stale]
-    remove_with_counters(tx, disproved, now)
-    remove_with_counters(tx, stale, now, keep_counts=True)
-    for prefix in reset_keys_for_success(call, policy, adapter.mutating(call)):
-        tx.reset(prefix)
-    return lifted

@@ -14,7 +14,7 @@ The agent's (its arguments, its code, its sizes) -> ``AGENT``; the infrastructur
 from __future__ import annotations
 
 from scarguard.model import Blame
-from scarguard.signatures import Signature
+from scarguard.naming.signatures import Signature
 
 __all__ = ["DEFAULT_SIGNATURES"]
 
@@ -32,8 +32,10 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "path_traversal",
         r"(?i:\bpath traversal\b)|\boutside (?:of )?(?:the )?(?:workspace|allowed "
         r"director(?:y|ies)|allowed paths?|sandbox|project (?:root|directory)|working directory)\b",
-        A, "Use a path inside the workspace, relative to its root, without '..' segments.",
-        "path outside the workspace", deterministic=True,
+        A,
+        "Use a path inside the workspace, relative to its root, without '..' segments.",
+        "path outside the workspace",
+        deterministic=True,
     ),
     # Agent: module syntax of the file does not fit the package's module type.
     Signature(
@@ -41,9 +43,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\bCannot use import statement outside a module\b|\brequire\(\) of ES [Mm]odule\b"
         r"|\bERR_REQUIRE_ESM\b|\b(?:exports|require|module) is not defined in ES module scope\b"
         r"|\bMust use import to load ES Module\b|\bTo load an ES module, set\b",
-        A, "Use one module system per file: import/export with \"type\": \"module\" or .mjs, or "
+        A,
+        'Use one module system per file: import/export with "type": "module" or .mjs, or '
         "require/module.exports in .cjs; do not mix them.",
-        "ES module / CommonJS mismatch", deterministic=True,
+        "ES module / CommonJS mismatch",
+        deterministic=True,
     ),
     # Agent: it chose the batch, model or sequence size; resource=True lets adapters ban larger.
     Signature(
@@ -52,9 +56,12 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\btorch\.(?:cuda\.)?OutOfMemoryError\b|\bCUBLAS_STATUS_ALLOC_FAILED\b"
         r"|\bMPS backend out of memory\b"
         r"|\bOOM when allocating tensor\b|\bRESOURCE_EXHAUSTED: Out of memory\b",
-        A, "Reduce the batch size, sequence length or model size (or enable gradient "
+        A,
+        "Reduce the batch size, sequence length or model size (or enable gradient "
         "checkpointing or mixed precision) before retrying; the same size will not fit.",
-        "GPU out of memory", resource=True, exception_types={"OutOfMemoryError"},
+        "GPU out of memory",
+        resource=True,
+        exception_types={"OutOfMemoryError"},
     ),
     # Agent: it asked for more host memory than exists (array sizes, loading whole files).
     Signature(
@@ -62,16 +69,20 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\bMemoryError\b|\bCannot allocate memory\b|\bstd::bad_alloc\b"
         r"|\bJavaScript heap out of memory\b|\bUnable to allocate [\d.]+ [KMGT]i?B\b"
         r"|\bjava\.lang\.OutOfMemoryError\b|\bJava heap space\b",
-        A, "Process the data in smaller chunks or stream it instead of loading it at once; "
+        A,
+        "Process the data in smaller chunks or stream it instead of loading it at once; "
         "do not retry with the same size.",
-        "host out of memory", resource=True, exception_types={"MemoryError"},
+        "host out of memory",
+        resource=True,
+        exception_types={"MemoryError"},
     ),
     # Harness: collective communication failed between ranks (network, driver, a dead peer).
     Signature(
         "nccl_error",
         r"\bNCCL (?:error|WARN|timeout)\b|\bnccl[A-Z]\w*Error\b|\bWorkNCCL\b"
         r"|\bProcessGroupNCCL\b[^\n]*\b(?:[Tt]imeout|[Ee]rror|abort(?:ed|ing))\b",
-        H, "Check that every rank is alive and reachable, then relaunch the distributed job; "
+        H,
+        "Check that every rank is alive and reachable, then relaunch the distributed job; "
         "the training configuration is not the cause.",
         "NCCL communication error",
     ),
@@ -79,7 +90,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "cublas_error",
         r"\bCUBLAS_STATUS_[A-Z_]+\b|\bcuBLAS error\b",
-        U, "Check the dtypes and shapes passed to the matrix multiply; if they are valid, run "
+        U,
+        "Check the dtypes and shapes passed to the matrix multiply; if they are valid, run "
         "once with CUDA_LAUNCH_BLOCKING=1 to locate the failing call.",
         "cuBLAS error",
     ),
@@ -89,7 +101,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"(?i:\bloss\s*(?:is|was|became|of|=|:)?\s*(?:nan|-?inf(?:inity)?)\b)|(?i:\bnan loss\b)"
         r"|(?i:\bnon-finite loss\b)|\bInvalid loss, terminating training\b"
         r"|\breturned nan values in its \d+\w* output\b",
-        A, "Lower the learning rate, add gradient clipping or check the inputs for NaN before "
+        A,
+        "Lower the learning rate, add gradient clipping or check the inputs for NaN before "
         "training again; do not rerun the same configuration.",
         "loss became NaN or infinite",
     ),
@@ -99,7 +112,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"(?i:\bgradients? (?:explo(?:sion|ded|ding)|overflow(?:ed)?)\b)"
         r"|(?i:\bexploding gradients?\b)|(?i:\bgrad(?:ient)? norm (?:is |was )?(?:nan|inf)\b)"
         r"|\bfor gradients from `parameters` is non-finite\b",
-        A, "Clip the gradient norm and lower the learning rate before training again.",
+        A,
+        "Clip the gradient norm and lower the learning rate before training again.",
         "gradient explosion",
     ),
     # Agent: its hyper-parameters made training diverge.
@@ -107,7 +121,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "training_divergence",
         r"(?i:\b(?:training|loss|model|optimi[sz]ation) (?:has )?diverged\b)"
         r"|(?i:\bdivergence detected\b)|(?i:\bloss (?:is )?diverging\b)",
-        A, "Lower the learning rate or add warm-up, and restart from the last good checkpoint.",
+        A,
+        "Lower the learning rate or add warm-up, and restart from the last good checkpoint.",
         "training diverged",
     ),
     # Agent: the tensors it built have incompatible shapes; identical code fails identically.
@@ -118,16 +133,19 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bshape '\[[^\]\n]*\]' is invalid for input of size\b|\bIncompatible shapes\b"
         r"|\boperands could not be broadcast together\b|\bshape mismatch\b"
         r"|\bto have \d+ channels, but got \d+ channels\b",
-        A, "Print the shapes of the tensors involved and fix the layer sizes or the reshape so "
+        A,
+        "Print the shapes of the tensors involved and fix the layer sizes or the reshape so "
         "they agree; the same code will fail again.",
-        "tensor shape mismatch", deterministic=True,
+        "tensor shape mismatch",
+        deterministic=True,
     ),
     # Harness: the account is out of credit or quota; backing off does not help.
     Signature(
         "quota_exceeded",
         r"\binsufficient_quota\b|\bexceeded your current quota\b"
         r"|\bcredit balance is too low\b|\bbilling hard limit\b",
-        H, "Stop calling this API and report that the account's quota or credit is exhausted.",
+        H,
+        "Stop calling this API and report that the account's quota or credit is exhausted.",
         "API quota or credit exhausted",
     ),
     # Harness: the provider throttles; the same call succeeds after waiting.
@@ -137,8 +155,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|(?i:\brate[ _-]?limit(?:ed| exceeded| reached|_exceeded|_error)\b)"
         r"|\bRateLimitError\b|\bRESOURCE_EXHAUSTED\b|\bThrottlingException\b"
         r"|\bSlowDown\b|\bRequest was throttled\b",
-        H, "Wait before calling again and send fewer requests at once; the call itself is fine.",
-        "rate limited", retryable=True, status_codes={429},
+        H,
+        "Wait before calling again and send fewer requests at once; the call itself is fine.",
+        "rate limited",
+        retryable=True,
+        status_codes={429},
         exception_types={"RateLimitError", "ThrottlingException"},
     ),
     # Harness: the server failed or is overloaded; the same call may succeed later.
@@ -148,8 +169,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|(?i:\bbad gateway\b)|(?i:\bservice (?:temporarily )?unavailable\b)"
         r"|(?i:\bgateway time-?out\b)|\boverloaded_error\b|\bserver is overloaded\b"
         r"|\bInternalServerError\b|\bupstream connect error\b",
-        H, "Wait and retry later; the server failed, not the request.",
-        "server error", retryable=True, status_codes={500, 502, 503, 504, 529},
+        H,
+        "Wait and retry later; the server failed, not the request.",
+        "server error",
+        retryable=True,
+        status_codes={500, 502, 503, 504, 529},
         exception_types={"InternalServerError", "ServiceUnavailableError"},
     ),
     # Harness: the tool or network did not answer in time.
@@ -158,20 +182,33 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\bTimeoutError\b|\b[Tt]imed out\b|(?i:\btime-?out (?:error|expired|exceeded|reached)\b)"
         r"|\bTimeoutExpired\b|\bETIMEDOUT\b|\bESOCKETTIMEDOUT\b|\b[Dd]eadline ?[Ee]xceeded\b"
         r"|\bDEADLINE_EXCEEDED\b|\bRequest Timeout\b|\bReadTimeout\b|\bConnectTimeout\b",
-        H, "Retry later, or split the work into smaller calls that finish sooner.",
-        "timed out", retryable=True, status_codes={408},
+        H,
+        "Retry later, or split the work into smaller calls that finish sooner.",
+        "timed out",
+        retryable=True,
+        status_codes={408},
         exception_types={
-            "TimeoutError", "TimeoutExpired", "ReadTimeout", "ConnectTimeout", "WriteTimeout",
-            "PoolTimeout", "TimeoutException", "APITimeoutError", "Timeout",
+            "TimeoutError",
+            "TimeoutExpired",
+            "ReadTimeout",
+            "ConnectTimeout",
+            "WriteTimeout",
+            "PoolTimeout",
+            "TimeoutException",
+            "APITimeoutError",
+            "Timeout",
         },
     ),
     # Harness: nothing listens at the address (a service down or still starting).
     Signature(
         "connection_refused",
         r"\bECONNREFUSED\b|\b[Cc]onnection refused\b|\bConnectionRefusedError\b",
-        H, "Check that the service is running and listening on the expected host and port, "
+        H,
+        "Check that the service is running and listening on the expected host and port, "
         "then retry.",
-        "connection refused", retryable=True, exception_types={"ConnectionRefusedError"},
+        "connection refused",
+        retryable=True,
+        exception_types={"ConnectionRefusedError"},
     ),
     # Harness: the network dropped, reset or could not resolve the connection.
     Signature(
@@ -182,11 +219,18 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bENOTFOUND\b|\bEAI_AGAIN\b|\bConnection aborted\b|\bRemoteDisconnected\b"
         r"|\bAPIConnectionError\b|\bServer disconnected\b|\bsocket hang up\b"
         r"|\b[Cc]onnection (?:error|closed unexpectedly)\b",
-        H, "Retry after a short wait; if it persists, check the network and the host name.",
-        "connection error", retryable=True,
+        H,
+        "Retry after a short wait; if it persists, check the network and the host name.",
+        "connection error",
+        retryable=True,
         exception_types={
-            "ConnectionResetError", "ConnectionAbortedError", "APIConnectionError",
-            "ConnectError", "NetworkError", "RemoteProtocolError", "RemoteDisconnected",
+            "ConnectionResetError",
+            "ConnectionAbortedError",
+            "APIConnectionError",
+            "ConnectError",
+            "NetworkError",
+            "RemoteProtocolError",
+            "RemoteDisconnected",
             "ConnectionError",
         },
     ),
@@ -198,7 +242,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "port_in_use",
         r"\bEADDRINUSE\b|\b[Aa]ddress already in use\b|\b[Pp]ort \d+ is (?:already )?in use\b"
         r"|\b[Pp]ort is already (?:in use|allocated)\b",
-        A, "Stop the process that holds the port or start the server on a different port.",
+        A,
+        "Stop the process that holds the port or start the server on a different port.",
         "port already in use",
     ),
     # Harness: the disk or quota is full; no argument change fixes it.
@@ -206,8 +251,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "disk_full",
         r"\bENOSPC\b|\bNo space left on device\b|\bDisk quota exceeded\b|\bEDQUOT\b"
         r"|(?i:\bnot enough (?:free )?disk space\b)",
-        H, "Free disk space (delete build artefacts, caches or old checkpoints) before writing "
-        "again.",
+        H,
+        "Free disk space (delete build artefacts, caches or old checkpoints) before writing again.",
         "disk full",
     ),
     # Harness: something outside the process killed it (OOM killer, a supervisor, a limit).
@@ -217,16 +262,19 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bOut of memory: Killed process\b|(?i:\bprocess (?:was )?killed\b)"
         rf"|{_EXIT}(?:137|143)\b|\bkilled by signal 9\b"
         r"|\bexit status -9\b|\bsignal 9\b",
-        H, "Run it again with lower memory use or a longer time limit; the process was killed "
+        H,
+        "Run it again with lower memory use or a longer time limit; the process was killed "
         "from outside.",
-        "process killed", retryable=False,
+        "process killed",
+        retryable=False,
     ),
     # Unknown: a crash in native code can be the agent's input or a broken library build.
     Signature(
         "segfault",
         r"\bSegmentation fault\b|\bSIGSEGV\b|\b[Ss]egfault\b|\bsignal 11\b|\bEXC_BAD_ACCESS\b"
         rf"|{_EXIT}139\b|\bexit status -11\b",
-        U, "Rerun with smaller inputs or a different library version to find the native call that "
+        U,
+        "Rerun with smaller inputs or a different library version to find the native call that "
         "crashes; do not repeat the identical command.",
         "segmentation fault",
     ),
@@ -238,9 +286,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|(?i:\bsearch (?:string|text|block) (?:is ambiguous|matches \d+ (?:times|locations)))"
         r"|(?i:\b(?:appears|occurs) \d+ times in the file\b)"
         r"|\bexpected 1 occurrences?(?:\(s\))? but found [2-9]\d*\b",
-        A, "Include more surrounding lines in the text to replace so it occurs exactly once, or "
+        A,
+        "Include more surrounding lines in the text to replace so it occurs exactly once, or "
         "ask to replace every occurrence.",
-        "edit search string not unique", deterministic=True,
+        "edit search string not unique",
+        deterministic=True,
     ),
     # Agent: its search text is not in the file; the same text fails identically.
     Signature(
@@ -251,9 +301,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bSearchReplaceNoExactMatch\b|\bThe SEARCH block failed to exactly match\b"
         r"|\b0 occurrences found for old_str(?:ing)?\b|\bold_str(?:ing)? found 0 times\b"
         r"|\bexpected 1 occurrences?(?:\(s\))? but found 0\b",
-        A, "Read the file again and copy the exact text to replace, including whitespace; do "
+        A,
+        "Read the file again and copy the exact text to replace, including whitespace; do "
         "not retry the same search string.",
-        "edit search string not found", deterministic=True,
+        "edit search string not found",
+        deterministic=True,
     ),
     # Agent: it imported a module that is not installed or a name the module lacks. Not
     # deterministic: the fix (an install) often happens outside the guarded tools; a guarded
@@ -263,9 +315,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\bNo module named\b|\bCannot find module\b|\bcannot import name\b"
         r"|\bERR_MODULE_NOT_FOUND\b|\bCannot find package\b|\bCan't resolve '[^'\n]*'"
         r"|\bunresolved import\b",
-        A, "Check the module name and the installed packages; install the dependency or import "
+        A,
+        "Check the module name and the installed packages; install the dependency or import "
         "from the module that defines the name.",
-        "module not found", exception_types={"ModuleNotFoundError"},
+        "module not found",
+        exception_types={"ModuleNotFoundError"},
     ),
     # Agent: the code or JSON it wrote does not parse.
     Signature(
@@ -275,9 +329,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bUnexpected end of JSON input\b|\bUnexpected token\b[^\n]*\bin JSON\b"
         r"|\bUnterminated string starting at\b|\binvalid syntax\b|\bunexpected EOF while parsing\b"
         r"|\bYAMLError\b|\bwhile parsing a (?:block|flow) (?:mapping|sequence)\b",
-        A, "Fix the syntax at the reported line (brackets, quotes, indentation, commas) and "
+        A,
+        "Fix the syntax at the reported line (brackets, quotes, indentation, commas) and "
         "check the whole file parses before running it again.",
-        "syntax error", deterministic=True,
+        "syntax error",
+        deterministic=True,
         exception_types={"SyntaxError", "IndentationError", "TabError", "JSONDecodeError"},
     ),
     # Agent: its arguments do not fit the tool's schema.
@@ -290,9 +346,12 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bis a required property\b|\brequired parameter\b[^\n]{0,60}?\bis missing\b"
         r"|\bInputValidationError\b|\bInvalid arguments?\b|\bInvalid parameters?\b"
         r"|\bUnprocessable Entity\b|\bExpected \w+, received \w+\b",
-        A, "Call the tool again with every required parameter present and each value of the "
+        A,
+        "Call the tool again with every required parameter present and each value of the "
         "type its schema asks for.",
-        "invalid or missing arguments", deterministic=True, status_codes={422},
+        "invalid or missing arguments",
+        deterministic=True,
+        status_codes={422},
         exception_types={"ValidationError", "InputValidationError"},
     ),
     # Agent: its code does not compile (before file_not_found: a missing header is not a target
@@ -302,7 +361,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\berror\[E\d{4}\]|\berror TS\d+\b|\bcompilation terminated\b|\b[Cc]ompilation failed\b"
         r"|\bcould not compile\b|\b\d+:\d+: (?:fatal )?error\b|\bBUILD FAILURE\b"
         r"|\bFound [1-9]\d* errors?\b",
-        A, "Fix the first reported compiler error at its file and line, then build again.",
+        A,
+        "Fix the first reported compiler error at its file and line, then build again.",
         "compilation failed",
     ),
     # Agent: it called a tool that does not exist.
@@ -311,8 +371,10 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"(?i:\bunknown tool\b)|\bNo such tool\b|\bis not a valid tool\b"
         r"|\b[Tt]ool (?:(?:'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|[\w.\-]+) )?(?:(?:was|is) )?not found\b"
         r"|\b[Tt]ool [\w.\-]+ (?:does not exist|is not (?:available|registered))\b",
-        A, "Call only tools from the list you were given, spelled exactly as listed.",
-        "unknown tool", deterministic=True,
+        A,
+        "Call only tools from the list you were given, spelled exactly as listed.",
+        "unknown tool",
+        deterministic=True,
     ),
     # Agent: it ran a program that is not installed or not on PATH. Not deterministic: the fix
     # (installing it) often happens outside the guarded tools; a guarded install also makes
@@ -322,7 +384,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\bcommand not found\b|\bis not recognized as an internal or external command\b"
         r"|\bexecutable file not found in \$PATH\b|\bspawn \S+ ENOENT\b"
         rf"|{_EXIT}127\b|\bnon-zero exit status 127\b",
-        A, "Check the program's name, or install it first; use a command that exists in this "
+        A,
+        "Check the program's name, or install it first; use a command that exists in this "
         "environment.",
         "command not found",
     ),
@@ -332,9 +395,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\bMaxFileReadTokenExceededError\b|\bFile content \(\d+ tokens\) exceeds maximum\b"
         r"|(?i:\bfile (?:is )?too large to (?:read|open|display)\b)"
         r"|(?i:\bexceeds (?:the )?maximum allowed (?:tokens|size)\b)",
-        A, "Read the file in parts with an offset and a limit, or search it for what you need, "
+        A,
+        "Read the file in parts with an offset and a limit, or search it for what you need, "
         "instead of reading it whole.",
-        "file too large to read whole", deterministic=True,
+        "file too large to read whole",
+        deterministic=True,
     ),
     # Agent: it named a path that does not exist; other calls needing it fail too.
     Signature(
@@ -344,9 +409,12 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\b(?:does not exist|doesn't exist|not found|cannot be found|could not be found)\b"
         r"|\bThe system cannot find the (?:file|path) specified\b"
         r"|\bdid not match any file\(s\) known to git\b|\bNoSuchFileException\b",
-        A, "List the directory to find the right path before using it; do not use this path "
+        A,
+        "List the directory to find the right path before using it; do not use this path "
         "again until it has been created.",
-        "file not found", deterministic=True, target_fact=True,
+        "file not found",
+        deterministic=True,
+        target_fact=True,
         exception_types={"FileNotFoundError", "NoSuchFileException"},
     ),
     # Unknown: a protected target (agent's choice) or a sandbox/credential set-up (harness's).
@@ -356,9 +424,12 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bPermissionError\b|\bAccess (?:is )?denied\b|\b403 Forbidden\b"
         rf"|\b{_CODE} 403\b|\bPermissionDeniedError\b|\bResource not accessible by\b"
         r"|\bdoes not have permission\b|(?i:\binsufficient permissions?\b)",
-        U, "Do not retry this target with the same permissions; use a path or resource you are "
+        U,
+        "Do not retry this target with the same permissions; use a path or resource you are "
         "allowed to access, or report that access is needed.",
-        "permission denied", deterministic=True, status_codes={403},
+        "permission denied",
+        deterministic=True,
+        status_codes={403},
         exception_types={"PermissionError", "PermissionDeniedError"},
     ),
     # Harness: credentials are configured by whoever runs the agent, not chosen by it.
@@ -367,8 +438,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"\bAuthenticationError\b|\bauthentication_error\b|\bIncorrect API key provided\b"
         r"|(?i:\binvalid (?:api[ _-]?key|x-api-key|credentials|authentication)\b)"
         rf"|\b401 Unauthorized\b|\b{_CODE} 401\b|\bUnauthorized\b|\bBad credentials\b",
-        H, "Stop and report that the credentials for this service are missing or invalid.",
-        "authentication failed", status_codes={401}, exception_types={"AuthenticationError"},
+        H,
+        "Stop and report that the credentials for this service are missing or invalid.",
+        "authentication failed",
+        status_codes={401},
+        exception_types={"AuthenticationError"},
     ),
     # Agent: the target already exists or was changed concurrently; the same call conflicts.
     Signature(
@@ -378,9 +452,12 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bAutomatic merge failed\b|\bUNIQUE constraint failed\b"
         r"|\bduplicate key value violates unique constraint\b"
         r"|\bis already checked out at\b|\bis already used by worktree at\b",
-        A, "Use the existing resource, choose a new name, or resolve the conflict before "
+        A,
+        "Use the existing resource, choose a new name, or resolve the conflict before "
         "creating it again.",
-        "conflict: already exists", deterministic=True, status_codes={409},
+        "conflict: already exists",
+        deterministic=True,
+        status_codes={409},
         exception_types={"FileExistsError", "ConflictError"},
     ),
     # Agent: its query or filter matched nothing.
@@ -389,7 +466,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"(?i:\bno (?:results?|matches|records|items|rows|documents|entries|data) "
         r"(?:found|returned|were found|matched)\b)|(?i:\bempty (?:response|result|output|body)\b)"
         r"|(?i:\breturned no (?:results?|data|rows)\b)",
-        A, "Broaden or change the query instead of repeating it; the same query returns nothing.",
+        A,
+        "Broaden or change the query instead of repeating it; the same query returns nothing.",
         "empty result",
     ),
     # Agent: make was asked for a target the Makefile does not define; until the Makefile
@@ -397,9 +475,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "make_target_missing",
         r"\bNo rule to make target\b",
-        A, "List the targets the Makefile defines (read the Makefile) and use one of them; this "
+        A,
+        "List the targets the Makefile defines (read the Makefile) and use one of them; this "
         "target does not exist.",
-        "make target does not exist", deterministic=True,
+        "make target does not exist",
+        deterministic=True,
     ),
     # Unknown: a command exited non-zero (failing tests, a build); rerunning after edits is fine.
     Signature(
@@ -408,7 +488,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\b(?:exit_code|exitcode|returncode)[=:] ?(?:[1-9]\d*|-\d+)\b"
         r"|\b[Nn]on-?zero exit (?:status|code)\b|\bCommand failed\b"
         r"|\bmake(?:\[\d+\])?: \*\*\*|\bnpm ERR!|\bELIFECYCLE\b",
-        U, "Read the command's output to find the first error and fix its cause before running "
+        U,
+        "Read the command's output to find the first error and fix its cause before running "
         "the same command again.",
         "command failed",
     ),

@@ -8,8 +8,6 @@ lookup, so a rule lapses on time without a rebuild.
 
 from __future__ import annotations
 
-import os
-import re
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,69 +19,9 @@ from scarguard.model import Call, Constraint, ConstraintKind, Failure, Level, Vi
 
 if TYPE_CHECKING:
     from scarguard.adapters.protocol import Adapter
-    from scarguard.policy import Policy
     from scarguard.stores.protocol import Transaction
 
-__all__ = ["MANIFESTS", "ConstraintIndex", "RecordingTransaction", "command_words"]
-
-MANIFESTS = frozenset(
-    {
-        "Makefile",
-        "makefile",
-        "GNUmakefile",
-        "package.json",
-        "package-lock.json",
-        "pyproject.toml",
-        "setup.py",
-        "setup.cfg",
-        "requirements.txt",
-        "Cargo.toml",
-        "go.mod",
-        "tsconfig.json",
-        "CMakeLists.txt",
-        ".env",
-    }
-)
-"""Files whose change can change what any command does (build and dependency manifests)."""
-
-_SPLIT = re.compile(r"""[\s'"`=;|&()<>,]+""")
-_MAX_WORDS = 64
-
-
-def command_words(args: Mapping[str, Any]) -> tuple[str, ...]:
-    """Return the words of a call's string arguments, with the basenames of path-like ones.
-
-    They tell which files a shell command names, so that changing one of them (or creating a
-    path the command needs) can lift what was learned about the command.
-    """
-    words: dict[str, None] = {}
-    for value in args.values():
-        if not isinstance(value, str):
-            continue
-        for word in _SPLIT.split(value):
-            if not word or len(word) > 200:
-                continue
-            words[os.path.normpath(word) if "/" in word else word] = None
-            if "/" in word:
-                words[os.path.basename(word.rstrip("/"))] = None
-            if len(words) >= _MAX_WORDS:
-                return tuple(words)
-    return tuple(words)
-
-
-def _changed_names(call: Call) -> frozenset[str]:
-    names = {t for t in call.targets} | {os.path.basename(t) for t in call.targets}
-    return frozenset(names)
-
-
-def _mentions(constraint: Constraint, changed: frozenset[str]) -> bool:
-    """Return whether a change of these files can change the outcome of the banned call."""
-    if not changed:
-        return True  # a change of unknown files (a shell command) may touch anything
-    if changed & MANIFESTS:
-        return True
-    words = constraint.params.get("words", ())
-    return any(w in changed for w in words)
+__all__ = ["ConstraintIndex", "RecordingTransaction"]
 
 
 @attrs.define
@@ -192,15 +130,15 @@ class ConstraintIndex:
         return hits
 
     def _parameter_hits(self, call: Call, adapter: Adapter, now: float) -> Iterable[Violation]:
-        from scarguard.adapters.ml_training import dominates
-
         for c in self.by_tool.get(call.tool, ()):
             if not c.active(now):
                 continue
             if c.kind is ConstraintKind.DOMINANCE_BAN:
+                # dominance is the adapter's knowledge (only adapters with scaling keys learn
+                # such bans); an adapter that cannot tell refuses nothing by it
+                dominates = getattr(adapter, "dominates", None)
                 bound: Mapping[str, Any] = c.params.get("config", {})
-                scaling = c.params.get("scaling", ())
-                if dominates(call.params, bound, scaling):
+                if callable(dominates) and dominates(call.params, bound):
                     yield Violation(c, c.reason)
             else:
                 key = c.params.get("key")
@@ -210,42 +148,6 @@ class ConstraintIndex:
                     and canonical_json(call.params[key]) == canonical_json(c.params.get("value"))
                 ):
                     yield Violation(c, c.reason)
-
-    def liftable(self, call: Call, adapter: Adapter, policy: Policy) -> list[Constraint]:
-        """Return the constraints a success of ``call`` disproves.
-
-        The identical call's own bans; for every target of a mutating call, or of a call that
-        needed the target to exist, the target's facts; a mutating success also lifts the
-        target-level warnings and the bans of classes whose failures go stale on change (a
-        test run after an edit is a new experiment); any success in an action class lifts its
-        strategy bans.
-        """
-        lifted = [c for c in self.exact.get(call.fingerprint, ()) if c.tool == call.tool]
-        mutating = adapter.mutating(call)
-        if mutating:
-            changed = _changed_names(call)
-            for cls in policy.stale_after_change:
-                lifted.extend(
-                    c
-                    for c in self.exact_by_class.get(cls, ())
-                    if not c.params.get("deterministic") or _mentions(c, changed)
-                )
-            if self.missing and not call.targets:
-                # a shell command that changed the workspace: the paths it names may exist now
-                lifted.extend(
-                    self.missing[w] for w in command_words(call.args) if w in self.missing
-                )
-        if mutating or adapter.requires_existing_target(call):
-            lifted.extend(self.missing[t] for t in call.targets if t in self.missing)
-        for target in call.targets:
-            # a change lifts every rule on the target; reading it lifts the warnings, which
-            # asked for exactly that (re-read before editing again)
-            lifted.extend(
-                c for c in self.target_rules.get(target, ()) if mutating or c.level is Level.WARN
-            )
-        if call.action_class:
-            lifted.extend(self.strategy.get(call.action_class, ()))
-        return lifted
 
 
 class RecordingTransaction:

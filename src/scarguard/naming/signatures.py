@@ -18,7 +18,7 @@ says "Field required" is a validation error, a ``500`` that says "Connection ref
 refused connection. Only exception types that mean one thing are listed on signatures
 (``CalledProcessError`` is not: its exit status decides between killed, segfault and failed).
 
-The default bank lives in :mod:`scarguard.signature_bank`; ``DEFAULT_SIGNATURES`` and
+The default bank lives in :mod:`scarguard.naming.bank`; ``DEFAULT_SIGNATURES`` and
 ``DEFAULT_BANK`` are re-exported here and loaded on first use.
 """
 
@@ -40,13 +40,11 @@ __all__ = [
     "FALLBACK_HINT",
     "FALLBACK_LABEL",
     "FALLBACK_PREFIX",
-    "MAX_RETRY_AFTER",
     "Signature",
     "SignatureBank",
     "fallback_signature",
     "is_fallback",
     "normalise_error",
-    "retry_after",
 ]
 
 FALLBACK_PREFIX = "error:"
@@ -58,14 +56,12 @@ FALLBACK_HINT = (
     "approach instead of repeating the identical call."
 )
 """Hint of every fallback signature (fixed text: the error itself is untrusted)."""
-MAX_RETRY_AFTER = 3600.0
-"""Longest wait :func:`retry_after` reports, in seconds; longer ones are capped."""
 
 # Words, not digits, name the status classes of empty errors: normalise_error masks digits.
 _STATUS_CLASSES = {1: "informational", 2: "success", 3: "redirect", 4: "client", 5: "server"}
 # Longer texts are matched on their head and tail, where messages sit; Python's re costs
 # about 0.5 µs per character across the whole bank, so the window bounds a failure's cost.
-_MATCH_LIMIT = 4096
+MATCH_LIMIT = 4096
 _CACHE_SIZE = 1024  # distinct error texts remembered per bank
 _SCAN_LIMIT = 16_384  # the same for normalise_error, whose dozen masks are cheaper
 _NORMALISED_LIMIT = 1000  # normalised text keeps its head and tail within this length
@@ -132,8 +128,7 @@ class Signature:
     exception_types: frozenset[str] = attrs.field(default=frozenset(), converter=_bare_names)
 
 
-
-def _clip(text: str, limit: int = _SCAN_LIMIT) -> str:
+def clip(text: str, limit: int = _SCAN_LIMIT) -> str:
     if len(text) <= limit:
         return text
     half = limit // 2
@@ -152,7 +147,7 @@ class SignatureBank:
 
     def __init__(self, signatures: Iterable[Signature] | None = None) -> None:
         if signatures is None:
-            from scarguard.signature_bank import DEFAULT_SIGNATURES
+            from scarguard.naming.bank import DEFAULT_SIGNATURES
 
             signatures = DEFAULT_SIGNATURES
         self._signatures: tuple[Signature, ...] = tuple(signatures)
@@ -222,7 +217,7 @@ class SignatureBank:
         cache = self._text_cache
         if text in cache:
             return cache[text]
-        clipped = _clip(text, _MATCH_LIMIT)
+        clipped = clip(text, MATCH_LIMIT)
         found = next((sig for pattern, sig in self._texts if pattern.search(clipped)), None)
         if len(cache) >= _CACHE_SIZE:
             cache.clear()
@@ -323,7 +318,7 @@ def normalise_error(text: str) -> str:
     Returns:
         The normalised text, at most about 1000 characters.
     """
-    text = _clip(text)
+    text = clip(text)
     for _ in range(_NORMALISE_ROUNDS):
         again = _normalise_once(text)
         if again == text:
@@ -350,67 +345,6 @@ def fallback_signature(text: str | None) -> Signature:
     )
 
 
-_DURATION = re.compile(
-    r"(\d+(?:\.\d+)?)\s*(ms|millis(?:econds?)?|h|hours?|hrs?|m|mins?|minutes?|s|secs?|seconds?)?"
-    r"(?![a-z])",
-    re.IGNORECASE,
-)
-_RETRY_AFTER_MS = re.compile(
-    r"\bretry[-_ ]?after[-_ ]?ms\b[\"']?\s*[:=]?\s*[\"']?(\d+(?:\.\d+)?)", re.IGNORECASE
-)
-_RETRY_AFTER = re.compile(
-    r"\b(?:retry[-_ ]?after|retry_?delay)\b[\"']?\s*[:=]?\s*[\"']?"
-    r"((?:\d+(?:\.\d+)?\s*(?:[a-z]+)?\s*)+)",
-    re.IGNORECASE,
-)
-_TRY_AGAIN_IN = re.compile(
-    r"\b(?:try again|retry)\s+in\s+((?:\d+(?:\.\d+)?\s*[a-z]*\s*)+)", re.IGNORECASE
-)
-
-
-def _unit_seconds(unit: str) -> float:
-    unit = unit.lower()
-    if unit == "ms" or unit.startswith("milli"):
-        return 0.001
-    if unit.startswith("h"):
-        return 3600.0
-    if unit.startswith("m"):
-        return 60.0
-    return 1.0  # "s", "sec", "seconds", or no unit at all
-
-
-def _seconds(duration: str) -> float | None:
-    parts = _DURATION.findall(duration)
-    if not parts:
-        return None
-    return sum(float(number) * _unit_seconds(unit) for number, unit in parts)
-
-
-def retry_after(text: str | None) -> float | None:
-    """Return how long an error asks the caller to wait before retrying, in seconds.
-
-    Understands ``Retry-After: 30``, ``retry-after-ms: 500``, ``retry after 2s``,
-    ``try again in 20 seconds``, ``Please try again in 1m12.5s`` and ``"retryDelay": "34s"``.
-    A bare number is seconds; an HTTP-date ``Retry-After`` is not interpreted.
-
-    Returns:
-        The wait, capped at :data:`MAX_RETRY_AFTER`; ``None`` when the text names none.
-    """
-    if not text:
-        return None
-    text = _clip(text, _MATCH_LIMIT)
-    match = _RETRY_AFTER_MS.search(text)
-    if match:
-        return min(float(match.group(1)) / 1000.0, MAX_RETRY_AFTER)
-    for pattern in (_RETRY_AFTER, _TRY_AGAIN_IN):
-        match = pattern.search(text)
-        if match:
-            seconds = _seconds(match.group(1))
-            if seconds is not None:
-                return min(seconds, MAX_RETRY_AFTER)
-    return None
-
-
 if TYPE_CHECKING:
     DEFAULT_SIGNATURES: tuple[Signature, ...]
     DEFAULT_BANK: SignatureBank
@@ -419,7 +353,7 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     # The default bank's data module imports Signature from here; load it on first use.
     if name == "DEFAULT_SIGNATURES":
-        from scarguard.signature_bank import DEFAULT_SIGNATURES
+        from scarguard.naming.bank import DEFAULT_SIGNATURES
 
         globals()[name] = DEFAULT_SIGNATURES
         return DEFAULT_SIGNATURES

@@ -1,6 +1,6 @@
 """Decide who is to blame for a failure, which decides what scarguard may learn from it.
 
-There is one source of truth: the signature's blame (see :mod:`scarguard.signature_bank`
+There is one source of truth: the signature's blame (see :mod:`scarguard.naming.bank`
 for why each kind is blamed as it is). Two things refine it:
 
 - overrides by signature name, which adapters and users pass (a test runner may decide a
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scarguard.model import Blame, Outcome
-from scarguard.signatures import FALLBACK_PREFIX, Signature, is_fallback
+from scarguard.naming.signatures import FALLBACK_PREFIX, Signature, is_fallback
 
 __all__ = ["HARNESS_STATUS_CODES", "classify_blame", "status_blame"]
 

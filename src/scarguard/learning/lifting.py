@@ -1,0 +1,133 @@
+"""What evidence lifts: the constraints a success disproves.
+
+A success of the identical call clears its own record; a successful mutating call lifts the
+facts about its targets and the bans that went stale because the world changed (their counts
+are kept, so the same failure again is refused at once); any success in an action class lifts
+its strategy bans.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from scarguard.adapters._shell import MANIFESTS, command_words
+from scarguard.learning.keys import CONSTRAINT_COUNT, SEP, exact_prefix
+from scarguard.model import Call, Constraint, ConstraintKind, Level
+
+if TYPE_CHECKING:
+    from scarguard.adapters.protocol import Adapter
+    from scarguard.learning.index import ConstraintIndex
+    from scarguard.policy import Policy
+    from scarguard.stores.protocol import Transaction
+
+__all__ = ["lift_on_success", "liftable", "remove_with_counters", "reset_keys_for_success"]
+
+
+def _changed_names(call: Call) -> frozenset[str]:
+    names = {t for t in call.targets} | {os.path.basename(t) for t in call.targets}
+    return frozenset(names)
+
+
+def _mentions(constraint: Constraint, changed: frozenset[str]) -> bool:
+    """Return whether a change of these files can change the outcome of the banned call."""
+    if not changed:
+        return True  # a change of unknown files (a shell command) may touch anything
+    if changed & MANIFESTS:
+        return True
+    words = constraint.params.get("words", ())
+    return any(w in changed for w in words)
+
+
+def liftable(
+    index: ConstraintIndex, call: Call, adapter: Adapter, policy: Policy
+) -> list[Constraint]:
+    """Return the constraints a success of ``call`` disproves.
+
+    The identical call's own bans; for every target of a mutating call, or of a call that
+    needed the target to exist, the target's facts; a mutating success also lifts the
+    target-level warnings and the bans of classes whose failures go stale on change (a
+    test run after an edit is a new experiment); any success in an action class lifts its
+    strategy bans.
+    """
+    lifted = [c for c in index.exact.get(call.fingerprint, ()) if c.tool == call.tool]
+    mutating = adapter.mutating(call)
+    if mutating:
+        changed = _changed_names(call)
+        for cls in policy.stale_after_change:
+            lifted.extend(
+                c
+                for c in index.exact_by_class.get(cls, ())
+                if not c.params.get("deterministic") or _mentions(c, changed)
+            )
+        if index.missing and not call.targets:
+            # a shell command that changed the workspace: the paths it names may exist now
+            lifted.extend(index.missing[w] for w in command_words(call.args) if w in index.missing)
+    if mutating or adapter.requires_existing_target(call):
+        lifted.extend(index.missing[t] for t in call.targets if t in index.missing)
+    for target in call.targets:
+        # a change lifts every rule on the target; reading it lifts the warnings, which
+        # asked for exactly that (re-read before editing again)
+        lifted.extend(
+            c for c in index.target_rules.get(target, ()) if mutating or c.level is Level.WARN
+        )
+    if call.action_class:
+        lifted.extend(index.strategy.get(call.action_class, ()))
+    return lifted
+
+
+def reset_keys_for_success(call: Call, policy: Policy, mutating: bool) -> list[str]:
+    """Return the counter prefixes a success of ``call`` resets.
+
+    Its own failure record and its action class's strategy counts. A change of the world
+    lifts stale bans but keeps their counts: the first run after the change is allowed, and
+    if it fails the same way again, the ban is back at once.
+    """
+    prefixes = [exact_prefix(call)]
+    if call.action_class:
+        prefixes += [f"ct:{call.action_class}{SEP}", f"cn:{call.action_class}{SEP}"]
+    return prefixes
+
+
+def remove_with_counters(
+    tx: Transaction, constraints: Sequence[Constraint], now: float, *, keep_counts: bool = False
+) -> None:
+    """Delete constraints and (unless ``keep_counts``) the counters that built them."""
+    if not constraints:
+        return
+    removed = tx.remove_constraints([c.key for c in constraints])
+    tx.bump(CONSTRAINT_COUNT, now, -len(removed))
+    if keep_counts:
+        return
+    for constraint in removed:
+        counter = constraint.params.get("counter")
+        if isinstance(counter, str):
+            tx.reset(counter)
+
+
+def lift_on_success(
+    tx: Transaction,
+    call: Call,
+    index: ConstraintIndex,
+    adapter: Adapter,
+    policy: Policy,
+    now: float,
+) -> list[Constraint]:
+    """Lift what a success of ``call`` disproves; return the lifted constraints.
+
+    Bans of other calls that went stale because this one changed the world are lifted with
+    their counts kept, so a repeat of the same failure brings them straight back.
+    """
+    lifted = liftable(index, call, adapter, policy)
+    stale = [
+        c
+        for c in lifted
+        if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint != call.fingerprint
+    ]
+    disproved = [c for c in lifted if c not in stale]
+    remove_with_counters(tx, disproved, now)
+    remove_with_counters(tx, stale, now, keep_counts=True)
+    for prefix in reset_keys_for_success(call, policy, adapter.mutating(call)):
+        tx.reset(prefix)
+    return lifted
