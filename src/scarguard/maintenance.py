@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scarguard.errors import ConfigurationError
 from scarguard.learning.lifting import remove_with_counters
 from scarguard.model import Constraint, ConstraintKind, Failure, Scope
+from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store, VerifyReport
 
 __all__ = ["MaintenanceMixin"]
@@ -25,6 +26,7 @@ class MaintenanceMixin:
     store: Store
     scope: Scope
     clock: Callable[[], float]
+    redactor: Redactor
     _lock: threading.RLock
     _pending: list[Any]
     _recent: dict[str, tuple[str, float, Failure]]
@@ -49,7 +51,8 @@ class MaintenanceMixin:
             *ids: Constraint ids (as shown by ``constraints()`` and the CLI).
             tool: Lift every constraint on this tool.
             kind: Lift every constraint of this kind.
-            target: Lift every constraint on this target.
+            target: Lift every constraint on this target (as given to the tool, or as
+                stored: a target that held a secret is stored redacted).
             signature: Lift every constraint learned from this failure kind.
             all: Lift every constraint of this workspace and project.
 
@@ -65,6 +68,8 @@ class MaintenanceMixin:
                 "forget() needs ids, tool=, kind=, target=, signature= or all=True"
             )
 
+        targets = None if target is None else {target, self.redactor.target(target)}
+
         def chosen(c: Constraint) -> bool:
             if all:
                 return True
@@ -72,7 +77,7 @@ class MaintenanceMixin:
                 (not ids or c.id in ids)
                 and (tool is None or c.tool == tool)
                 and (wanted is None or c.kind is wanted)
-                and (target is None or c.target == target)
+                and (targets is None or c.target in targets)
                 and (signature is None or c.signature == signature)
             )
 

@@ -168,9 +168,13 @@ class FailureMemory(MaintenanceMixin):
         *,
         targets: Sequence[str] | None = None,
     ) -> Call:
-        """Return the :class:`Call` the adapter makes of a tool name and its arguments."""
+        """Return the :class:`Call` the adapter makes of a tool name and its arguments.
+
+        Its targets are redacted (:meth:`Redactor.target`): what is stored, keyed and shown
+        never holds a secret a path or URL carried.
+        """
         if isinstance(tool, Call):
-            return tool
+            return self._safe_targets(tool)
         if not isinstance(tool, str) or not tool:
             raise ConfigurationError(f"tool must be a non-empty string or a Call, got {tool!r}")
         if args is not None and not isinstance(args, Mapping):
@@ -179,7 +183,12 @@ class FailureMemory(MaintenanceMixin):
             )
         if isinstance(targets, str):
             targets = (targets,)
-        return self.adapter_for(tool).describe(tool, args or {}, targets, self._last_ok.get(tool))
+        call = self.adapter_for(tool).describe(tool, args or {}, targets, self._last_ok.get(tool))
+        return self._safe_targets(call)
+
+    def _safe_targets(self, call: Call) -> Call:
+        safe = tuple(self.redactor.target(t) for t in call.targets)
+        return call if safe == call.targets else attrs.evolve(call, targets=safe)
 
     def classify(
         self, error: str | BaseException | None, *, status_code: int | None = None, tool: str = ""

@@ -21,9 +21,10 @@ from typing import Any
 import attrs
 
 from scarguard.errors import ConfigurationError
+from scarguard.learning.messages import tool_name
 from scarguard.memory import FailureMemory
 from scarguard.model import Blame, Constraint, Level, Pattern
-from scarguard.redact import excerpt, strip_control
+from scarguard.redact import WITHHELD, excerpt, reads_like_instructions, strip_control
 
 __all__ = ["END_MARKER", "HEADER", "START_MARKER", "GuardView", "PromptGuard"]
 
@@ -33,10 +34,6 @@ HEADER = "### REPEAT FAILURE GUARD: these approaches have failed before; do not 
 _REFUSED = "Refused until evidence changes:"
 _HARNESS = "Infrastructure faults (not your approach: wait and retry, do not change approach):"
 _WITHHELD = "[withheld: the error text reads like instructions]"
-_INSTRUCTIONS = re.compile(
-    r"(?i)\b(?:ignore|disregard|forget|override)\b.{0,40}\b(?:instructions?|prompts?|rules?)\b"
-    r"|\byou are now\b|\bsystem prompt\b|\bnew instructions?\b|\bdo not tell\b"
-)
 _SHOWN = 3
 
 
@@ -80,6 +77,15 @@ def ago(seconds: float) -> str:
 def _clean(text: str, limit: int = 80) -> str:
     text = " ".join(strip_control(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _untrusted_text(text: str, limit: int) -> str:
+    """Return scarguard-built text holding untrusted pieces (a reason) fit to show.
+
+    Its pieces are quoted when it is built; the whole is still withheld when it reads like
+    instructions (an older store, a tool name spelling one), and bounded to one line.
+    """
+    return WITHHELD if reads_like_instructions(text) else _clean(text, limit)
 
 
 def _listing(values: Sequence[str]) -> str:
@@ -167,15 +173,15 @@ class PromptGuard:
     def _safe(self, pattern: Pattern) -> Pattern:
         example = None
         if self.include_errors and pattern.example:
-            flagged = _INSTRUCTIONS.search(strip_control(pattern.example))
             example = (
                 _WITHHELD
-                if flagged
+                if reads_like_instructions(pattern.example)
                 else excerpt(pattern.example, limit=160, redactor=self.memory.redactor)
             )
         return attrs.evolve(
             pattern,
-            tools=tuple(_clean(t, 60) for t in pattern.tools),
+            label=_untrusted_text(pattern.label, 80),
+            tools=tuple(tool_name(t) for t in pattern.tools),
             targets=tuple(excerpt(t, limit=80) for t in pattern.targets),
             example=example,
         )
@@ -225,10 +231,13 @@ class PromptGuard:
 
     @staticmethod
     def _constraint_line(constraint: Constraint) -> str:
-        where = constraint.tool or constraint.action_class or "any call"
+        if constraint.tool:
+            where = tool_name(constraint.tool)
+        else:
+            where = tool_name(constraint.action_class) if constraint.action_class else "any call"
         if constraint.target:
             where += f" on {excerpt(constraint.target, limit=80)}"
-        return f"- {_clean(where, 140)}: {_clean(constraint.reason, 240)}."
+        return f"- {where}: {_untrusted_text(constraint.reason, 240)}."
 
     def _sections(self, view: GuardView) -> list[tuple[str, list[str]]]:
         return [

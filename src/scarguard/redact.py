@@ -7,8 +7,10 @@ reaches an LLM additionally passes through :func:`excerpt`.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -16,9 +18,19 @@ import attrs
 
 from scarguard.canonical import to_jsonable
 
-__all__ = ["DEFAULT_SECRET_PATTERNS", "REDACTED", "Redactor", "excerpt", "strip_control"]
+__all__ = [
+    "DEFAULT_SECRET_PATTERNS",
+    "REDACTED",
+    "WITHHELD",
+    "Redactor",
+    "excerpt",
+    "reads_like_instructions",
+    "strip_control",
+]
 
 REDACTED = "[REDACTED]"
+WITHHELD = "[withheld: reads like instructions]"
+"""What is shown instead of untrusted text that reads like instructions to the model."""
 
 DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
     r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style keys
@@ -30,7 +42,24 @@ DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
     r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWTs
     r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*",
     r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-    r"(?i)\b(?:postgres(?:ql)?|mysql|mongodb(?:\+srv)?|redis|amqp)://[^\s:/@]+:[^\s@/]+@",
+    r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",  # Stripe secret and restricted keys
+    r"\bwhsec_[A-Za-z0-9]{16,}",  # Stripe webhook secrets
+    r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face tokens
+    r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",  # SendGrid keys
+    r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab personal access tokens
+    r"\bnpm_[A-Za-z0-9]{30,}",  # npm tokens
+    r"\bpypi-[A-Za-z0-9_\-]{50,}",  # PyPI upload tokens
+    r"\bya29\.[A-Za-z0-9_\-]{20,}",  # Google OAuth access tokens
+    r"\bdop_v1_[a-f0-9]{40,}",  # DigitalOcean tokens
+    r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{20,}",  # Shopify tokens
+    r"(?i)(?<=hooks\.slack\.com/services/)[A-Za-z0-9/_\-]+",  # Slack webhook URLs
+    r"(?i)(?<=hooks\.slack\.com/workflows/)[A-Za-z0-9/_\-]+",
+    r"(?i)(?<=discord\.com/api/webhooks/)[A-Za-z0-9/_\-]+",  # Discord webhook URLs
+    r"(?i)(?<=x-amz-signature=)[^&\s\"'#]+",  # S3 presigned URLs
+    r"(?i)(?<=x-amz-credential=)[^&\s\"'#]+",
+    r"(?i)(?<=x-amz-security-token=)[^&\s\"'#]+",
+    r"(?i)(?<=[?&]sig=)[^&\s\"'#]+",  # Azure SAS signatures
+    r"(?<=://)[^\s:/@\"'<>]*:[^\s@/\"'<>]+(?=@)",  # URL userinfo of any scheme
 )
 """Patterns whose whole match is a secret."""
 
@@ -51,16 +80,37 @@ SECRET_KEY_NAMES: tuple[str, ...] = (
     "cookie",
     "session_key",
     "client_secret",
+    "account_key",
+    "private_key_id",
+    "signing_key",
 )
 """Argument names whose values are secrets whatever they look like."""
 
-# A secret name may end a longer one (``access_token``, ``OPENAI_API_KEY``, ``x-api-key``).
+# A secret name may end a longer one (``access_token``, ``OPENAI_API_KEY``, ``x-api-key``);
+# it may be quoted, as a JSON key is (``"password": "..."``, or ``\"password\": \"...\"``
+# inside a JSON string).
 _ASSIGNMENT = re.compile(
     r"(?i)(?<![\w-])([\w-]*?(?:"
     + "|".join(re.escape(k).replace("_", "[_-]?") for k in SECRET_KEY_NAMES)
     + r"))"
-    r"(\s*[=:]\s*)"
-    r"((?:(?:bearer|basic|token|digest)\s+)?(?:\"[^\"]*\"|'[^']*'|[^\s,;&\"']+))"
+    r"((?:\\?[\"'])?\s*[=:]\s*)"
+    r"((?:(?:bearer|basic|token|digest)\s+)?"
+    r"(?:\[REDACTED\]|\\\"(?:[^\"\\]|\\(?!\"))*\\\"|\"(?:[^\"\\]|\\.)*\"|'[^']*'|[^\s,;&\"'}\]]+))"
+)
+# Command-line passwords: ``curl -u user:pw`` / ``--user user:pw``, ``mysql -pPW``.
+_COMMAND_LINE = re.compile(
+    r"(?i)(\bcurl\b[^\n|;&]*?\s(?:-u|--user)(?:\s+|=))([^\s\[]\S*)"
+    r"|(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)([^\s\[]\S*)"
+)
+_INSTRUCTIONS = re.compile(
+    r"(?i)\b(?:ignore|disregard|forget|override|bypass)\b.{0,40}"
+    r"\b(?:instructions?|prompts?|rules?|guidelines?|guard(?:rails?)?)\b"
+    r"|\byou are now\b|\bsystem prompt\b|\bnew instructions?\b|\bfrom now on\b"
+    r"|\bdo not (?:tell|mention|inform|reveal|warn)\b|\bact as\b|\bpretend (?:to be|you)\b"
+    r"|\b(?:run|execute|call) (?:the following|this command|the tool)\b"
+    r"|\binstead,? (?:you (?:should|must)|run|call|execute|delete)\b"
+    r"|(?:^|[\s\"'])(?:system|assistant|developer)\s*:\s"
+    r"|<\|?/?(?:im_start|im_end|system|instructions?)\|?>|\[/?INST\]"
 )
 # C0/C1 controls, zero-width and bidi marks, invisible operators, the BOM, and Unicode tag
 # characters (invisible to people, readable by LLMs: "ASCII smuggling").
@@ -69,8 +119,12 @@ _CONTROL = re.compile(
     "\u2060-\u2064\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
 )
 _WHITESPACE = re.compile(r"\s+")
+_SEPARATORS = str.maketrans("_-.+", "    ")
+"""Characters that separate words in identifiers (``ignore_all_rules`` reads as words)."""
 _NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SCAN_MARGIN = 1024
+_TARGET_CACHE = 4096
+"""Targets whose redacted form is remembered (all forgotten at once when full)."""
 """Characters looked at beyond ``max_text``: a secret cut there is cut from the output too."""
 
 
@@ -91,8 +145,25 @@ def _lower_names(names: Iterable[str]) -> frozenset[str]:
     return frozenset(n.lower() for n in names)
 
 
+def reads_like_instructions(text: str) -> bool:
+    """Return whether untrusted ``text`` reads like instructions to the model.
+
+    This is a heuristic (a list of phrasings seen in prompt injections, matched after
+    removing invisible characters and folding look-alike letters): it catches the common
+    shapes, not every way of asking a model to do something. What it flags is never shown.
+    """
+    folded = unicodedata.normalize("NFKC", strip_control(text)).translate(_SEPARATORS)
+    return bool(_INSTRUCTIONS.search(_WHITESPACE.sub(" ", folded)))
+
+
 def _keep_name(match: re.Match[str]) -> str:
     return f"{match.group(1)}{match.group(2)}{REDACTED}"
+
+
+def _keep_flag(match: re.Match[str]) -> str:
+    if match.group(1) is not None:
+        return f"{match.group(1)}{REDACTED}"
+    return f"{match.group(3)}{REDACTED}"
 
 
 _GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
@@ -138,6 +209,7 @@ class Redactor:
     max_value: int = 500
     extra: Callable[[str], str] | None = None
     _combined: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _targets: dict[str, str] = attrs.field(init=False, factory=dict, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         # One pass over the text for all patterns: this runs on every recorded failure.
@@ -150,18 +222,55 @@ class Redactor:
             # Only the kept head is scanned: a multi-megabyte error must not cost seconds
             # (this runs under the memory's lock).
             text = text[: self.max_text + _SCAN_MARGIN]
-        text = _ASSIGNMENT.sub(_keep_name, text)
-        text = self._combined.sub(REDACTED, text)
-        if self.extra is not None:
-            text = self.extra(text)
+        text = self._redact(text)
         if len(text) > self.max_text:
             dropped = len(text) - self.max_text + full - min(full, self.max_text + _SCAN_MARGIN)
             text = text[: self.max_text] + f"… [{dropped} more chars]"
         return text
 
+    def _redact(self, text: str) -> str:
+        text = _ASSIGNMENT.sub(_keep_name, text)
+        text = _COMMAND_LINE.sub(_keep_flag, text)
+        text = self._combined.sub(REDACTED, text)
+        if self.extra is not None:
+            text = self.extra(text)
+        return text
+
     def flags(self, text: str) -> bool:
         """Return whether ``text`` contains anything this redactor treats as a secret."""
-        return bool(_ASSIGNMENT.search(text) or self._combined.search(text))
+        return bool(
+            _ASSIGNMENT.search(text) or _COMMAND_LINE.search(text) or self._combined.search(text)
+        )
+
+    def target(self, target: str) -> str:
+        """Return a target (path, URL) fit to store, key and show.
+
+        A target without secrets, at most ``max_value`` long, is returned unchanged. Otherwise
+        the secrets are replaced and the text bounded, and a digest of the whole raw target is
+        appended (``" #<12 hex digits>"``), so two targets that differ only in a secret still
+        differ (a refusal for a wrong token never refuses the right one). Like the call's
+        fingerprint, the digest is an unkeyed hash: it does not reveal a strong secret, but a
+        guessable password could be confirmed from it offline.
+        """
+        known = self._targets.get(target)
+        if known is not None:
+            return known  # the hot path: a call's targets repeat
+        safe = self._safe_target(target)
+        if len(self._targets) >= _TARGET_CACHE:
+            self._targets.clear()
+        self._targets[target] = safe
+        return safe
+
+    def _safe_target(self, target: str) -> str:
+        safe = self._redact(target[: self.max_value + _SCAN_MARGIN])
+        if safe == target and len(target) <= self.max_value:
+            return target
+        raw = target.encode("utf-8", "surrogatepass")
+        suffix = f" #{hashlib.sha256(raw).hexdigest()[:12]}"
+        room = self.max_value - len(suffix)
+        if len(safe) > room:
+            safe = safe[: room - 1] + "…"
+        return safe + suffix
 
     def args(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Return a JSON-safe, redacted, size-bounded copy of tool arguments."""
@@ -199,16 +308,24 @@ class Redactor:
 
 
 def excerpt(
-    text: str | None, *, limit: int = 160, redactor: Callable[[str], str] | None = None
+    text: str | None,
+    *,
+    limit: int = 160,
+    redactor: Callable[[str], str] | None = None,
+    withhold: bool = True,
 ) -> str:
     """Return ``text`` made safe to quote to an LLM.
 
     The text is redacted, stripped of control characters, folded onto one line, truncated to
     ``limit`` characters and wrapped in double quotes (inner quotes become single quotes), so
-    it reads as data, not as instructions.
+    it reads as data, not as instructions. Text that reads like instructions
+    (:func:`reads_like_instructions`) is replaced by :data:`WITHHELD` unless ``withhold`` is
+    false.
     """
     if not text:
         return '""'
+    if withhold and reads_like_instructions(text):
+        return WITHHELD
     redact = redactor or Redactor()
     clean = _WHITESPACE.sub(" ", strip_control(redact(text))).strip().replace('"', "'")
     if len(clean) > limit:

@@ -1,18 +1,21 @@
 """The text a decision shows the LLM: what was refused, why, and what to do instead.
 
 It is built only from safe pieces: the tool's name, signature labels and fixed hints from the
-signature bank, and targets quoted and sanitised by :func:`scarguard.redact.excerpt`. Raw
-error text never appears here.
+signature bank, and targets and tool names quoted, sanitised and withheld when they read like
+instructions (:func:`scarguard.redact.excerpt`). Raw error text never appears here.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from scarguard.model import Call, Violation
-from scarguard.redact import excerpt, strip_control
+from scarguard.redact import WITHHELD, excerpt, reads_like_instructions, strip_control
 
-__all__ = ["decision_message"]
+__all__ = ["decision_message", "tool_name"]
+
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-]{1,60}")
 
 
 def _dedupe(violations: Sequence[Violation]) -> list[Violation]:
@@ -31,8 +34,22 @@ def _one_line(text: str, limit: int) -> str:
     Reasons and tool names are built by scarguard, but can hold an argument's name or a
     tool's name from elsewhere; no newline may let them start a line of their own.
     """
+    if reads_like_instructions(text):
+        return WITHHELD
     text = " ".join(strip_control(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def tool_name(name: str) -> str:
+    """Return a tool's name fit to show the LLM: plain names as they are, others quoted.
+
+    A tool's name comes from the agent's tool list or from the LLM itself (a tool it made
+    up): anything but a plain identifier is quoted, truncated and withheld when it reads
+    like instructions, as targets are.
+    """
+    if _PLAIN_NAME.fullmatch(name) and not reads_like_instructions(name):
+        return name
+    return excerpt(name, limit=60)
 
 
 def _lines(violations: Sequence[Violation]) -> list[str]:
@@ -56,7 +73,7 @@ def decision_message(call: Call, blocks: Sequence[Violation], warnings: Sequence
     where = f" on {excerpt(call.targets[0], limit=80)}" if call.targets else ""
     parts: list[str] = []
     if blocks:
-        tool = _one_line(call.tool, 80)
+        tool = tool_name(call.tool)
         parts.append(f"scarguard refused this {tool} call{where}: it is known to fail again.")
         parts.extend(_lines(blocks))
         parts.append(
