@@ -8,6 +8,7 @@ which says so in its name.
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +17,7 @@ from scarguard.learning.lifting import remove_with_counters
 from scarguard.model import Constraint, ConstraintKind, Failure, Scope
 from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store, VerifyReport
+from scarguard.telemetry import log_constraints
 
 __all__ = ["MaintenanceMixin"]
 
@@ -30,6 +32,9 @@ class MaintenanceMixin:
     _lock: threading.RLock
     _pending: list[Any]
     _recent: dict[str, tuple[str, float, Failure]]
+    _shadow: dict[str, tuple[Constraint, ...]]
+    _pending_counts: Counter[str]
+    _pending_refusals: int
 
     if TYPE_CHECKING:
 
@@ -88,13 +93,20 @@ class MaintenanceMixin:
                 remove_with_counters(tx, doomed, now)
                 if doomed:
                     tx.receipt("forget", {"lifted": [c.key for c in doomed]}, now)
+        log_constraints("forgotten", doomed, self.scope)
         return doomed
+
+    def _forget_pending(self) -> None:
+        self._pending.clear()
+        self._pending_counts.clear()
+        self._pending_refusals = 0
+        self._recent.clear()
+        self._shadow.clear()
 
     def clear(self) -> None:
         """Delete this workspace and project's records (other tenants are untouched)."""
         with self._lock:
-            self._pending.clear()
-            self._recent.clear()
+            self._forget_pending()
             self.store.clear(self.scope)
             with self.store.transaction(self.scope) as tx:
                 tx.receipt(
@@ -106,8 +118,7 @@ class MaintenanceMixin:
     def wipe_all(self) -> None:
         """Delete every tenant's records and the receipt chain. Irreversible."""
         with self._lock:
-            self._pending.clear()
-            self._recent.clear()
+            self._forget_pending()
             self.store.wipe()
 
     def verify(self) -> VerifyReport:

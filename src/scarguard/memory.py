@@ -43,6 +43,7 @@ from scarguard.model import (
     Pattern,
     RecordResult,
     Scope,
+    Violation,
 )
 from scarguard.naming.blame import classify_blame
 from scarguard.naming.classify import Classification, error_parts
@@ -50,15 +51,20 @@ from scarguard.naming.retry_after import retry_after
 from scarguard.naming.signatures import DEFAULT_BANK, Signature, SignatureBank
 from scarguard.policy import Policy
 from scarguard.redact import Redactor
+from scarguard.refusals import refusal_keys, verdict_keys
 from scarguard.stores.factory import open_store
 from scarguard.stores.protocol import Store, Transaction
 from scarguard.summary import MemoryStats, build_patterns, build_stats, signature_named
+from scarguard.telemetry import decision_signals, outcome_signals, shadow_signals
+from scarguard.tenancy import derive_project
 
 __all__ = ["Classification", "FailureMemory", "default_memory", "set_default_memory"]
 
 _MEMORIES: weakref.WeakSet[FailureMemory] = weakref.WeakSet()
 _DEDUPE_ENTRIES = 1024
 """Recent failures remembered per memory for the dedupe window (oldest dropped first)."""
+_SHADOW_ENTRIES = 1024
+"""Would-be refusals awaiting their call's outcome, per memory (oldest dropped first)."""
 _UNLOADED: Hashable = object()
 """The generation of an index never loaded from the store."""
 
@@ -72,7 +78,10 @@ class FailureMemory(MaintenanceMixin):
             ``.sqlite`` or ``.sqlite3`` file, a ``.json`` file, a ``postgresql://`` URL, or a
             :class:`~scarguard.stores.Store`.
         workspace: Tenant: the workspace records belong to.
-        project: Tenant: the project records belong to.
+        project: Tenant: the project records belong to (default: derived from the project
+            root, the git top level of the working directory or else the directory itself,
+            so repositories sharing one store stay apart; see
+            :func:`~scarguard.tenancy.derive_project`).
         policy: Every threshold of the learning rules.
         adapter: How calls are described (default :class:`~scarguard.adapters.ToolCallAdapter`).
         adapters: Adapters for particular tools, by tool name.
@@ -83,7 +92,11 @@ class FailureMemory(MaintenanceMixin):
         session: This process's session id (default: a fresh random id).
         durable: Make every SQLite write survive power loss (``synchronous=FULL``).
         receipts: Keep a receipt chain (default: on for files, off in memory).
-        success_batch: Successes counted in memory before one batched write.
+        success_batch: Successes (and refusals) counted in memory before one batched write.
+        enforce: ``False`` for shadow mode: every decision is computed and counted, nothing
+            is refused; each call that would have been refused runs, and its real outcome
+            is counted (``stats().refusals``) instead of being learned from, so the memory
+            learns exactly what an enforcing one would.
 
     Raises:
         ConfigurationError: An option is invalid.
@@ -95,7 +108,7 @@ class FailureMemory(MaintenanceMixin):
         path: str | os.PathLike[str] | Store | None = None,
         *,
         workspace: str = "default",
-        project: str = "default",
+        project: str | None = None,
         policy: Policy | None = None,
         adapter: Adapter | None = None,
         adapters: Mapping[str, Adapter] | None = None,
@@ -106,7 +119,10 @@ class FailureMemory(MaintenanceMixin):
         durable: bool = False,
         receipts: bool | None = None,
         success_batch: int = 64,
+        enforce: bool = True,
     ) -> None:
+        if project is None:
+            project = derive_project()
         for name, value in (("workspace", workspace), ("project", project)):
             if not isinstance(value, str) or not value.strip():
                 raise ConfigurationError(f"{name} must be a non-empty string, got {value!r}")
@@ -141,6 +157,10 @@ class FailureMemory(MaintenanceMixin):
         self._last_ok: dict[str, Call] = {}
         self._recent: dict[str, tuple[str, float, Failure]] = {}
         self._pending: list[Call] = []
+        self._pending_counts: Counter[str] = Counter()
+        self._pending_refusals = 0
+        self.enforce = bool(enforce)
+        self._shadow: dict[str, tuple[Constraint, ...]] = {}
         _MEMORIES.add(self)
         atexit.register(_flush_at_exit, weakref.ref(self))
 
@@ -233,15 +253,40 @@ class FailureMemory(MaintenanceMixin):
             now = self.clock()
             index = self._current_index(now)
             if not index:
+                decision_signals(call.tool, "allowed", (), self.scope)
                 return Decision(True, call)
             hits = index.match(call, self.adapter_for(call.tool), now)
             blocks = tuple(v for v in hits if v.constraint.level is Level.BLOCK)
             warnings = tuple(v for v in hits if v.constraint.level is not Level.BLOCK)
             if blocks:
-                self._tracker.note(Event.BLOCKED, call.action_class)
+                self._count_refusal(call, blocks, now)
+        blocking = tuple(v.constraint for v in blocks)
+        if blocks and not self.enforce:
+            decision_signals(call.tool, "would_refuse", blocking, self.scope)
+            return Decision(
+                True, call, blocks, warnings, decision_message(call, (), warnings), shadow=True
+            )
+        decision_signals(call.tool, "refused" if blocks else "allowed", blocking, self.scope)
         return Decision(
             not blocks, call, blocks, warnings, decision_message(call, blocks, warnings)
         )
+
+    def _count_refusal(self, call: Call, blocks: Sequence[Violation], now: float) -> None:
+        """Count a refusal (or, in shadow mode, a would-be one) for the next batched write."""
+        blocking = tuple({v.constraint.key: v.constraint for v in blocks}.values())
+        self._pending_refusals += 1
+        self._pending_counts.update(
+            refusal_keys(call.tool, blocking, now, enforced=self.enforce)
+        )
+        if self.enforce:
+            self._tracker.note(Event.BLOCKED, call.action_class)
+        else:
+            self._shadow.pop(call.fingerprint, None)
+            self._shadow[call.fingerprint] = blocking
+            if len(self._shadow) > _SHADOW_ENTRIES:
+                del self._shadow[next(iter(self._shadow))]
+        if len(self._pending) + self._pending_refusals >= self._batch:
+            self.flush()
 
     def record(
         self,
@@ -277,11 +322,17 @@ class FailureMemory(MaintenanceMixin):
         call = self.describe(tool, args, targets=targets)
         if ok is None:
             ok = error is None
+        shadowed = self._take_shadow(call) if self._shadow else None
         if ok:
+            if shadowed is not None:
+                return self._record_shadowed(call, shadowed, None, score)
             return self._record_success(call, score)
         text, kinds, found_status = error_parts(error)
         status = status_code if status_code is not None else found_status
         signature = self.signatures.match(text, status_code=status, exception_types=kinds)
+        if shadowed is not None:
+            found = Outcome(ok=False, error=text, status_code=status, score=score)
+            return self._record_shadowed(call, shadowed, (signature, found), score)
         outcome = Outcome(
             ok=False,
             error=text,
@@ -293,6 +344,55 @@ class FailureMemory(MaintenanceMixin):
             provider=provider,
         )
         return self._record_failure(call, outcome, signature)
+
+    def _take_shadow(self, call: Call) -> tuple[Constraint, ...] | None:
+        with self._lock:
+            return self._shadow.pop(call.fingerprint, None)
+
+    def _record_shadowed(
+        self,
+        call: Call,
+        blocking: tuple[Constraint, ...],
+        failed: tuple[Signature, Outcome] | None,
+        score: float | None,
+    ) -> RecordResult:
+        """Count the real outcome of a call shadow mode let run instead of refusing it.
+
+        It is not learned from: an enforcing memory would never have seen it run, and the
+        shadow memory must keep learning exactly what that one would.
+        """
+        failure = None
+        if failed is None:
+            verdict = "wrong"
+        else:
+            signature, outcome = failed
+            adapter = self.adapter_for(call.tool)
+            blame = adapter.blame(signature, outcome) or classify_blame(signature, outcome)
+            same = any(c.signature == signature.name for c in blocking)
+            verdict = "right" if same else "other"
+        with self._lock:
+            now = self.clock()
+            if failed is not None:
+                failure = Failure(
+                    tool=call.tool,
+                    fingerprint=call.fingerprint,
+                    signature=signature.name,
+                    blame=blame,
+                    at=now,
+                    session=self.scope.session,
+                    action_class=call.action_class,
+                    targets=call.targets,
+                )
+            self._pending_refusals += 1
+            self._pending_counts.update(verdict_keys(call.tool, verdict, blocking))
+            self._tracker.note(
+                Event.OK if failed is None else Event.FAILED, call.action_class, score
+            )
+            if len(self._pending) + self._pending_refusals >= self._batch:
+                self.flush()
+            convergence = self._tracker.convergence()
+        shadow_signals(call.tool, verdict, blocking, self.scope)
+        return RecordResult(failure, (), (), convergence)
 
     def record_incident(
         self,
@@ -355,8 +455,8 @@ class FailureMemory(MaintenanceMixin):
                 else signature.deterministic
             )
             pending, self._pending = self._pending, []
-            with self._keeping(pending), self._write() as tx:
-                self._apply_successes(tx, pending, now)
+            with self._keeping(pending) as counts, self._write() as tx:
+                self._apply_successes(tx, pending, counts, now)
                 stored = tx.add_failure(failure)
                 learned = learn(
                     tx, Lesson(call, stored, signature, deterministic), self.policy, adapter, now
@@ -377,7 +477,9 @@ class FailureMemory(MaintenanceMixin):
             if len(self._recent) > _DEDUPE_ENTRIES:
                 del self._recent[next(iter(self._recent))]
             self._tracker.note(Event.FAILED, call.action_class, outcome.score)
-            return RecordResult(stored, tuple(learned), (), self._tracker.convergence())
+            convergence = self._tracker.convergence()
+        outcome_signals(call.tool, stored.signature, blame.value, learned, (), self.scope)
+        return RecordResult(stored, tuple(learned), (), convergence)
 
     def _record_success(self, call: Call, score: float | None) -> RecordResult:
         adapter = self.adapter_for(call.tool)
@@ -392,25 +494,33 @@ class FailureMemory(MaintenanceMixin):
             index = self._current_index(now) if self._generation is _UNLOADED else self._index
             if index and liftable(index, call, adapter, self.policy):
                 pending, self._pending = [*self._pending, call], []
-                with self._keeping(pending), self._write() as tx:
-                    self._apply_successes(tx, pending, now)
+                with self._keeping(pending) as counts, self._write() as tx:
+                    self._apply_successes(tx, pending, counts, now)
                     lifted = lift_on_success(tx, call, index, adapter, self.policy, now)
                     tx.receipt(
                         "lift", {"by": call.fingerprint, "lifted": [c.key for c in lifted]}, now
                     )
-                return RecordResult(None, (), tuple(lifted), self._tracker.convergence())
+                convergence = self._tracker.convergence()
+                outcome_signals(call.tool, None, None, (), lifted, self.scope)
+                return RecordResult(None, (), tuple(lifted), convergence)
             self._pending.append(call)
-            if len(self._pending) >= self._batch:
+            if len(self._pending) + self._pending_refusals >= self._batch:
                 self.flush()
-            return RecordResult(None, (), (), self._tracker.convergence())
+            convergence = self._tracker.convergence()
+        outcome_signals(call.tool, None, None, (), (), self.scope)
+        return RecordResult(None, (), (), convergence)
 
     @contextmanager
-    def _keeping(self, pending: list[Call]) -> Iterator[None]:
-        """Put ``pending`` successes back in the queue if the write carrying them fails."""
+    def _keeping(self, pending: list[Call]) -> Iterator[Counter[str]]:
+        """Take the pending counts; put them and ``pending`` back if the write fails."""
+        counts, self._pending_counts = self._pending_counts, Counter()
+        refusals, self._pending_refusals = self._pending_refusals, 0
         try:
-            yield
+            yield counts
         except BaseException:
             self._pending[:0] = pending
+            self._pending_counts.update(counts)
+            self._pending_refusals += refusals
             raise
 
     @contextmanager
@@ -430,7 +540,14 @@ class FailureMemory(MaintenanceMixin):
             recording.apply_to(self._index)
             self._generation = committed
 
-    def _apply_successes(self, tx: Transaction, calls: Sequence[Call], now: float) -> None:
+    def _apply_successes(
+        self, tx: Transaction, calls: Sequence[Call], counts: Counter[str], now: float
+    ) -> None:
+        by_amount: dict[int, list[str]] = {}
+        for key, n in counts.items():
+            by_amount.setdefault(n, []).append(key)
+        for n, keys in by_amount.items():
+            tx.bump_many(keys, now, n)
         if not calls:
             return
         prefixes = dict.fromkeys(
@@ -448,14 +565,14 @@ class FailureMemory(MaintenanceMixin):
         tx.receipt("successes", {"count": len(calls), "tools": dict(sorted(per_tool.items()))}, now)
 
     def flush(self) -> None:
-        """Write the successes counted in memory (done automatically in batches and at exit)."""
+        """Write the successes and refusals counted in memory (done in batches and at exit)."""
         with self._lock:
             pending, self._pending = self._pending, []
-            if not pending:
+            if not pending and not self._pending_counts:
                 return
             now = self.clock()
-            with self._keeping(pending), self._write() as tx:
-                self._apply_successes(tx, pending, now)
+            with self._keeping(pending) as counts, self._write() as tx:
+                self._apply_successes(tx, pending, counts, now)
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -546,6 +663,9 @@ def _reset_after_fork() -> None:
     for memory in list(_MEMORIES):
         memory._lock = threading.RLock()
         memory._pending = []
+        memory._pending_counts = Counter()
+        memory._pending_refusals = 0
+        memory._shadow = {}
         memory._generation = _UNLOADED
         memory._tracker = SessionTracker(memory.policy)
         if not memory._fixed_session:

@@ -295,9 +295,13 @@ class Decision:
     Attributes:
         allowed: Whether the call may run.
         call: The call as the adapter described it.
-        violations: Blocking constraints the call runs into (empty when allowed).
+        violations: Blocking constraints the call runs into (empty when allowed, except in
+            shadow mode).
         warnings: Warning-level constraints the call runs into.
         message: Text for the LLM: empty when allowed without warnings.
+        shadow: The call would have been refused, but the memory is in shadow mode
+            (``enforce=False``): ``allowed`` is true and ``violations`` says what would
+            have refused it.
     """
 
     allowed: bool
@@ -305,6 +309,7 @@ class Decision:
     violations: tuple[Violation, ...] = ()
     warnings: tuple[Violation, ...] = ()
     message: str = ""
+    shadow: bool = False
 
     def __bool__(self) -> bool:
         return self.allowed

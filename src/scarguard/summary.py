@@ -20,6 +20,7 @@ from scarguard.naming.signatures import (
     SignatureBank,
     fallback_signature,
 )
+from scarguard.refusals import RefusalStats, build_refusal_stats
 from scarguard.stores.protocol import Store
 
 __all__ = ["MemoryStats", "build_patterns", "build_stats", "signature_named"]
@@ -104,6 +105,8 @@ class MemoryStats:
         failures_by_signature: Failures per failure kind.
         failures_by_blame: Failures per blame.
         constraints_by_kind: Active constraints per kind.
+        refusals: What was refused (or would have been, in shadow mode), per tool,
+            constraint and day.
     """
 
     failures_by_tool: Mapping[str, int]
@@ -111,6 +114,7 @@ class MemoryStats:
     failures_by_signature: Mapping[str, int]
     failures_by_blame: Mapping[str, int]
     constraints_by_kind: Mapping[str, int]
+    refusals: RefusalStats
 
     @property
     def failures(self) -> int:
@@ -137,4 +141,5 @@ def build_stats(store: Store, scope: Scope, active: Sequence[Constraint]) -> Mem
         failures_by_signature=by("s:"),
         failures_by_blame=blames,
         constraints_by_kind=dict(sorted(Counter(c.kind.value for c in active).items())),
+        refusals=build_refusal_stats(store, scope),
     )

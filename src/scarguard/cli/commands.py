@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import datetime
 import json
 import os
 import sys
@@ -16,11 +17,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from scarguard.cli.rendering import Style, ago, parse_since, size_text, table, when
 from scarguard.errors import ConfigurationError
 from scarguard.memory import FailureMemory
 from scarguard.model import Constraint, ConstraintKind, Failure, Pattern
+from scarguard.refusals import RefusalStats
 from scarguard.stores.factory import DEFAULT_PATH, PATH_ENV
+from scarguard.tenancy import project_root
 
 __all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "CommandError", "run"]
 
@@ -79,6 +84,17 @@ def open_memory(args: argparse.Namespace, *, create: bool = False) -> Iterator[F
         yield memory
     finally:
         memory.close()
+
+
+def _tenant(args: argparse.Namespace, memory: FailureMemory) -> str:
+    """Return the line naming the tenant, and where a derived project came from."""
+    scope = memory.scope
+    line = f"workspace {scope.workspace!r}, project {scope.project!r}"
+    if args.project is None:
+        root = project_root()
+        origin = "the git top level" if (root / ".git").exists() else "this directory"
+        line += f" (from {origin}; -p names another)"
+    return line
 
 
 def _emit(value: Any) -> None:
@@ -157,8 +173,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             })  # fmt: skip
             return EXIT_OK
         style = Style(sys.stdout)
-        scope = f"workspace {args.workspace!r}, project {args.project!r}"
-        print(style(f"scarguard memory {memory.store.location} ({scope})", "bold"))
+        print(style(f"scarguard memory {memory.store.location}", "bold"))
+        print(_tenant(args, memory))
         print()
         print(style(f"Recent failures ({len(failures)})", "bold"))
         rows: list[list[object]]
@@ -347,10 +363,64 @@ def _disk_size(location: str) -> int:
     return sum(os.path.getsize(n) for n in names if os.path.isfile(n))
 
 
+def _days(series: dict[str, int], *others: dict[str, int], last: int, now: float) -> list[str]:
+    """Return the UTC days of a series: the latest ``last`` up to today, gaps included."""
+    seen = sorted(set(series).union(*others))
+    if not seen:
+        return []
+    today = datetime.datetime.fromtimestamp(now, datetime.timezone.utc).date()
+    first = max(datetime.date.fromisoformat(seen[0]), today - datetime.timedelta(days=last - 1))
+    days = [first + datetime.timedelta(days=n) for n in range((today - first).days + 1)]
+    return [d.isoformat() for d in days]
+
+
+def _money(amount: float) -> str:
+    return f"${amount:,.2f}" if amount >= 1 or amount == 0 else f"${amount:.4g}"
+
+
+def _refusal_lines(refusals: RefusalStats, price: float | None) -> list[str]:
+    saved = f"{_plural(refusals.refused, 'call')} refused"
+    if price is not None:
+        saved += f" (saved {_money(refusals.refused * price)} at {_money(price)} a call)"
+    lines = [saved]
+    if refusals.would_refuse:
+        v = refusals.verdicts
+        judged = sum(v.values())
+        line = (
+            f"shadow mode: {_plural(refusals.would_refuse, 'call')} would have been refused;"
+            f" of {judged} that ran, {v['right']} failed the same way, {v['wrong']} succeeded"
+        )
+        if v["other"]:
+            line += f", {v['other']} failed another way"
+        if refusals.precision is not None:
+            line += f" (precision {refusals.precision:.0%})"
+        lines.append(line)
+    return lines
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _refusals_json(refusals: RefusalStats, price: float | None) -> dict[str, Any]:
+    return {
+        "refused": refusals.refused, "refused_by_tool": dict(refusals.refused_by_tool),
+        "refused_by_day": dict(refusals.refused_by_day),
+        "saved_usd": None if price is None else refusals.refused * price,
+        "would_refuse": refusals.would_refuse,
+        "would_refuse_by_tool": dict(refusals.would_refuse_by_tool),
+        "would_refuse_by_day": dict(refusals.would_refuse_by_day),
+        "shadow_verdicts": dict(refusals.verdicts), "shadow_precision": refusals.precision,
+        "by_constraint": [attrs.asdict(r) for r in refusals.by_constraint],
+    }  # fmt: skip
+
+
 def cmd_stats(args: argparse.Namespace) -> int:
-    """Print counts per tool, failure kind, blame and constraint kind, and the store's size."""
+    """Print calls refused, counts per tool, failure kind, blame and constraint kind, size."""
+    price = getattr(args, "price_per_call", None)
     with open_memory(args) as memory:
         stats = memory.stats()
+        refusals = stats.refusals
         size = _disk_size(memory.store.location)
         if args.json:
             _emit({
@@ -361,16 +431,29 @@ def cmd_stats(args: argparse.Namespace) -> int:
                 "failures_by_blame": dict(stats.failures_by_blame),
                 "constraints_by_kind": dict(stats.constraints_by_kind),
                 "store": memory.store.location, "size_bytes": size,
+                "workspace": memory.scope.workspace, "project": memory.scope.project,
+                **_refusals_json(refusals, price),
             })  # fmt: skip
             return EXIT_OK
         style = Style(sys.stdout)
         print(style(f"{memory.store.location}: {size_text(size)} on disk", "bold"))
+        print(_tenant(args, memory))
+        for line in _refusal_lines(refusals, price):
+            print(line)
         print(f"{stats.failures} failures, {stats.successes} successes recorded")
+        by_day, shadow_days = dict(refusals.refused_by_day), dict(refusals.would_refuse_by_day)
+        days = _days(by_day, shadow_days, last=args.days, now=time.time())
         tools = sorted(set(stats.failures_by_tool) | set(stats.successes_by_tool))
         for title, headers, rows in (
-            ("Per tool", ["tool", "failures", "successes"],
-             [[t, stats.failures_by_tool.get(t, 0), stats.successes_by_tool.get(t, 0)]
-              for t in tools]),
+            ("Refused per day (UTC)", ["day", "refused", "would refuse"],
+             [[d, by_day.get(d, 0), shadow_days.get(d, 0)] for d in days]),
+            ("Refused per constraint (lift one: scarguard forget <id>)",
+             ["id", "kind", "tool", "refused", "would", "right", "wrong"],
+             [[r.constraint_id, r.kind, r.tool, r.refused, r.would_refuse, r.right, r.wrong]
+              for r in refusals.by_constraint[:20]]),
+            ("Per tool", ["tool", "failures", "successes", "refused"],
+             [[t, stats.failures_by_tool.get(t, 0), stats.successes_by_tool.get(t, 0),
+               refusals.refused_by_tool.get(t, 0)] for t in tools]),
             ("Per failure kind", ["failure", "signature", "count"],
              [[_label(memory, s), s, n] for s, n in sorted(
                  stats.failures_by_signature.items(), key=lambda kv: (-kv[1], kv[0]))]),
@@ -379,10 +462,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
             ("Active constraints", ["kind", "count"],
              [list(kv) for kv in stats.constraints_by_kind.items()]),
         ):  # fmt: skip
+            if not rows and title.startswith("Refused"):
+                continue
             print()
             print(style(title, "bold"))
             if rows:
-                print(table(headers, rows))
+                print(table(headers, rows, limit=40))
         return EXIT_OK
 
 

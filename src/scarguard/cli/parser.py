@@ -62,7 +62,8 @@ examples:
   cat memory.jsonl | scarguard import --path other.db --create""",
     "stats": """\
 examples:
-  scarguard stats                        counts per tool, failure kind, blame; store size
+  scarguard stats                        calls refused, counts per tool, kind, blame
+  scarguard stats --price-per-call 0.02  and what the refused calls would have cost
   scarguard stats --json""",
 }
 
@@ -72,7 +73,9 @@ def _store_options() -> argparse.ArgumentParser:
     group = parent.add_argument_group("store")
     group.add_argument("--path", help=_PATH_HELP)
     group.add_argument("-w", "--workspace", default="default", help="tenant workspace")
-    group.add_argument("-p", "--project", default="default", help="tenant project")
+    group.add_argument(
+        "-p", "--project", help="tenant project (default: the git top level or this directory)"
+    )
     group.add_argument("--json", action="store_true", help="print JSON instead of text")
     return parent
 
@@ -138,7 +141,14 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("file", nargs="?", default="-", help="JSON lines file (default: stdin)")
     load.add_argument("--create", action="store_true", help="create the store if it is missing")
 
-    command("stats", "counts per tool, failure kind and blame; store size on disk")
+    stats = command("stats", "calls refused (saved), counts per tool, failure kind and blame")
+    stats.add_argument(
+        "--price-per-call",
+        type=_price,
+        metavar="USD",
+        help="what one tool call costs, to show what the refused calls would have cost",
+    )
+    stats.add_argument("--days", type=_positive, default=14, help="days in the series (14)")
     return parser
 
 
@@ -149,4 +159,14 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number >= 1, got {value}")
+    return value
+
+
+def _price(text: str) -> float:
+    try:
+        value = float(text.lstrip("$"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a price such as 0.02, got {text!r}") from None
+    if not value >= 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a price >= 0, got {text!r}")
     return value

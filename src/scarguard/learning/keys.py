@@ -9,7 +9,9 @@ so concurrent writers corroborate each other. Their keys are built here and nowh
   action class failed on;
 - ``s:``, ``st:``, ``b:``, ``ft:``: totals per signature, signature and tool, blame, tool;
 - ``r:<signature>``, ``r:step``: the radius curve; ``d:``, ``p:``: the ML adapter's bans;
-- ``ok:<tool>``: successes; ``n:constraints``: how many constraints are stored.
+- ``ok:<tool>``: successes; ``n:constraints``: how many constraints are stored;
+- ``gr:``, ``grk:``, ``grd:``, ``gw:``, ``gwk:``, ``gwd:``, ``gv:``, ``gvk:``: refusals and
+  shadow-mode verdicts, built by :mod:`scarguard.refusals` (no rule reads or resets them).
 
 Names from the agent are escaped with :func:`key_part`, so no two names share a key.
 """

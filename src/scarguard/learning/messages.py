@@ -1,8 +1,9 @@
 """The text a decision shows the LLM: what was refused, why, and what to do instead.
 
 It is built only from safe pieces: the tool's name, signature labels and fixed hints from the
-signature bank, and targets and tool names quoted, sanitised and withheld when they read like
-instructions (:func:`scarguard.redact.excerpt`). Raw error text never appears here.
+signature bank, targets and tool names quoted, sanitised and withheld when they read like
+instructions (:func:`scarguard.redact.excerpt`), and the ids of the constraints behind a
+refusal with the command that lifts them. Raw error text never appears here.
 """
 
 from __future__ import annotations
@@ -52,13 +53,14 @@ def tool_name(name: str) -> str:
     return excerpt(name, limit=60)
 
 
-def _lines(violations: Sequence[Violation]) -> list[str]:
+def _lines(violations: Sequence[Violation], *, ids: bool = False) -> list[str]:
     lines = []
     hints: set[str] = set()
     for violation in _dedupe(violations):
         hint = violation.constraint.hint
         reason = _one_line(violation.reason, 400)
-        text = f"- {reason[:1].upper()}{reason[1:]}."
+        text = f"- {reason[:1].upper()}{reason[1:]}"
+        text += f" (constraint {violation.constraint.id})." if ids else "."
         if hint and hint not in hints:
             hints.add(hint)
             text += f" Hint: {hint}"
@@ -75,11 +77,13 @@ def decision_message(call: Call, blocks: Sequence[Violation], warnings: Sequence
     if blocks:
         tool = tool_name(call.tool)
         parts.append(f"scarguard refused this {tool} call{where}: it is known to fail again.")
-        parts.extend(_lines(blocks))
+        parts.extend(_lines(blocks, ids=True))
         parts.append(
             "Do not retry it unchanged. Change the arguments or the approach, or gather new"
             " evidence first (for example, read the file or list the directory)."
         )
+        ids = " ".join(dict.fromkeys(v.constraint.id for v in blocks))
+        parts.append(f"If this refusal is wrong, an operator can lift it: scarguard forget {ids}")
     if warnings:
         parts.append("Also noted:" if blocks else "Caution from scarguard (the call was allowed):")
         parts.extend(_lines(warnings))
