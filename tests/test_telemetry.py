@@ -10,14 +10,15 @@ from typing import Any
 
 import pytest
 
-from scarguard import FailureMemory
-from scarguard import telemetry
+from scarguard import FailureMemory, telemetry
 
 MISSING = "FileNotFoundError: [Errno 2] No such file or directory: 'gone.txt'"
 
 
 def _records(caplog: pytest.LogCaptureFixture, event: str) -> list[logging.LogRecord]:
-    return [r for r in caplog.records if r.name == "scarguard" and getattr(r, "event", None) == event]
+    return [
+        r for r in caplog.records if r.name == "scarguard" and getattr(r, "event", None) == event
+    ]
 
 
 @pytest.fixture

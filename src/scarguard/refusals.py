@@ -170,7 +170,10 @@ def build_refusal_stats(store: Store, scope: Scope) -> RefusalStats:
         if name in verdicts:
             verdicts[name] += count
     by_constraint = sorted(
-        (ConstraintRefusals(tool, kind, cid, **counts) for (tool, kind, cid), counts in rows.items()),
+        (
+            ConstraintRefusals(tool, kind, cid, **counts)
+            for (tool, kind, cid), counts in rows.items()
+        ),
         key=lambda r: (-(r.refused + r.would_refuse), r.tool, r.constraint_id),
     )
     return RefusalStats(

@@ -43,7 +43,17 @@ from typing import Any
 from scarguard.errors import ConfigurationError
 from scarguard.model import Constraint, Scope
 
-__all__ = ["LOGGER", "emit", "instrument", "log_constraints", "uninstrument"]
+__all__ = [
+    "LOGGER",
+    "bookkeeping",
+    "decision_signals",
+    "emit",
+    "instrument",
+    "log_constraints",
+    "outcome_signals",
+    "shadow_signals",
+    "uninstrument",
+]
 
 LOGGER = logging.getLogger("scarguard")
 """The logger every scarguard record goes to."""
@@ -102,7 +112,7 @@ def instrument(*, meter_provider: Any = None) -> None:
     """
     global _state, _meter_provider, _signals
     try:
-        import opentelemetry.metrics  # noqa: F401  (fail here, not at the first call)
+        import opentelemetry.metrics
         import opentelemetry.trace  # noqa: F401
     except ImportError as exc:
         raise ConfigurationError(
@@ -258,9 +268,7 @@ def outcome_signals(
             "recorded %s %s",
             _safe(tool),
             "success" if signature is None else f"failure {signature} (blame {blame})",
-            extra=_fields(
-                scope, event="outcome", tool=tool, signature=signature, blame=blame
-            ),
+            extra=_fields(scope, event="outcome", tool=tool, signature=signature, blame=blame),
         )
     otel = _otel()
     if otel is None:
@@ -280,7 +288,9 @@ def outcome_signals(
     )
 
 
-def shadow_signals(tool: str, verdict: str, constraints: Sequence[Constraint], scope: Scope) -> None:
+def shadow_signals(
+    tool: str, verdict: str, constraints: Sequence[Constraint], scope: Scope
+) -> None:
     """Log and count the real outcome of a call shadow mode would have refused.
 
     Args:

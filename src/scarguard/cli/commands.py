@@ -385,16 +385,16 @@ def _refusal_lines(refusals: RefusalStats, price: float | None) -> list[str]:
     lines = [saved]
     if refusals.would_refuse:
         v = refusals.verdicts
-        judged = sum(v.values())
-        line = (
-            f"shadow mode: {_plural(refusals.would_refuse, 'call')} would have been refused;"
-            f" of {judged} that ran, {v['right']} failed the same way, {v['wrong']} succeeded"
+        head = f"shadow mode: {_plural(refusals.would_refuse, 'call')} would have been refused"
+        if refusals.precision is not None:
+            head += f" (precision {refusals.precision:.0%})"
+        detail = (
+            f"  of the {sum(v.values())} that ran, {v['right']} failed the same way,"
+            f" {v['wrong']} succeeded"
         )
         if v["other"]:
-            line += f", {v['other']} failed another way"
-        if refusals.precision is not None:
-            line += f" (precision {refusals.precision:.0%})"
-        lines.append(line)
+            detail += f", {v['other']} failed another way"
+        lines += [head, detail]
     return lines
 
 
@@ -444,13 +444,15 @@ def cmd_stats(args: argparse.Namespace) -> int:
         by_day, shadow_days = dict(refusals.refused_by_day), dict(refusals.would_refuse_by_day)
         days = _days(by_day, shadow_days, last=args.days, now=time.time())
         tools = sorted(set(stats.failures_by_tool) | set(stats.successes_by_tool))
+        shadow = ["would refuse", "right", "wrong"] if refusals.would_refuse else []
         for title, headers, rows in (
-            ("Refused per day (UTC)", ["day", "refused", "would refuse"],
-             [[d, by_day.get(d, 0), shadow_days.get(d, 0)] for d in days]),
+            ("Refused per day (UTC)", ["day", "refused", *shadow[:1]],
+             [[d, by_day.get(d, 0), shadow_days.get(d, 0)][: 2 + len(shadow[:1])]
+              for d in days]),
             ("Refused per constraint (lift one: scarguard forget <id>)",
-             ["id", "kind", "tool", "refused", "would", "right", "wrong"],
+             ["id", "kind", "tool", "refused", *shadow],
              [[r.constraint_id, r.kind, r.tool, r.refused, r.would_refuse, r.right, r.wrong]
-              for r in refusals.by_constraint[:20]]),
+              [: 4 + len(shadow)] for r in refusals.by_constraint[:20]]),
             ("Per tool", ["tool", "failures", "successes", "refused"],
              [[t, stats.failures_by_tool.get(t, 0), stats.successes_by_tool.get(t, 0),
                refusals.refused_by_tool.get(t, 0)] for t in tools]),
