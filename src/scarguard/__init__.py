@@ -38,6 +38,7 @@ from scarguard.naming.signatures import Signature, SignatureBank
 from scarguard.policy import Policy
 from scarguard.prompt import GuardView, PromptGuard
 from scarguard.redact import Redactor
+from scarguard.refusals import ConstraintRefusals, RefusalStats
 from scarguard.stores import JSONStore, MemoryStore, Store, open_store
 from scarguard.stores.protocol import VerifyReport
 from scarguard.summary import MemoryStats
@@ -49,6 +50,7 @@ __all__ = [
     "ConfigurationError",
     "Constraint",
     "ConstraintKind",
+    "ConstraintRefusals",
     "Convergence",
     "Decision",
     "Failure",
@@ -66,6 +68,7 @@ __all__ = [
     "PromptGuard",
     "RecordResult",
     "Redactor",
+    "RefusalStats",
     "Retry",
     "ScarguardError",
     "ScarguardWarning",

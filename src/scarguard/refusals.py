@@ -25,8 +25,8 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from scarguard.model import Constraint, Scope
 from scarguard.learning.keys import SEP, key_part
+from scarguard.model import Constraint, Scope
 from scarguard.stores.protocol import Store
 
 __all__ = [
