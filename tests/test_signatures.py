@@ -200,7 +200,9 @@ POSITIVE: dict[str, list[str]] = {
         "json.decoder.JSONDecodeError: Expecting value: line 1 column 1 (char 0)",
         "SyntaxError: Unexpected end of JSON input",
         "Expecting property name enclosed in double quotes: line 2 column 5 (char 6)",
-        "SyntaxError: Unexpected token < in JSON at position 0",
+        "SyntaxError: Unexpected token 'a', \"abc\" is not valid JSON",
+        'OperationalError: near "FROM": syntax error',
+        "You have an error in your SQL syntax; check the manual near 'FORM users'",
     ],
     "validation_error": [
         "1 validation error for EditArgs\npath\n  Field required [type=missing]",
@@ -210,12 +212,17 @@ POSITIVE: dict[str, list[str]] = {
         " `old_string` is missing",
         "Error: Missing required parameter: 'query'",
         "'path' is a required property",
+        "Error: query must not be empty.",
+        "'c' is not one of ['a', 'b']",
+        "422 unprocessable entity",
     ],
     "tool_not_found": [
         "Error: No such tool available: read_fil",
         "Unknown tool: web_serach",
         "Tool 'get_wether' not found",
         "search_web is not a valid tool, try one of [search, fetch].",
+        'Tool "frobnicate" does not exist. Available tools: read_file, write_file',
+        "AI_NoSuchToolError: NoSuchToolError",
     ],
     "command_not_found": [
         "bash: line 1: pyhton: command not found",
@@ -270,6 +277,56 @@ POSITIVE: dict[str, list[str]] = {
         "The search returned no results",
         "zsh: no matches found: *.rst",
     ],
+    "non_json_response": [
+        "SyntaxError: Unexpected token < in JSON at position 0",
+        "SyntaxError: Unexpected token '<', \"<!DOCTYPE \"... is not valid JSON",
+        "json: invalid character '<' looking for beginning of value",
+    ],
+    "patch_invalid": [
+        "error: corrupt patch at line 12",
+        "patch: **** malformed patch at line 5: @@",
+        "error: No valid patches in input (allow with \"--allow-empty\")",
+    ],
+    "unknown_table": [
+        "sqlite3.OperationalError: no such column: emial",
+        'psycopg.errors.UndefinedColumn: column "emial" does not exist',
+        "pyodbc.ProgrammingError: Invalid object name 'dbo.Orderz'.",
+    ],
+    "constraint_violation": [
+        "sqlite3.IntegrityError: FOREIGN KEY constraint failed",
+        'ERROR: insert or update on table "orders" violates foreign key constraint "fk_user"',
+        "(1048, \"Column 'email' cannot be null\")",
+    ],
+    "invalid_request": [
+        "McpError: MCP error -32602: Invalid request parameters",
+        '{"code": -32602, "message": "Invalid params"}',
+        "JSON-RPC error -32602",
+    ],
+    "element_not_found": [
+        "NoSuchElementException: no such element: Unable to locate element: #submit",
+        "Error: strict mode violation: locator('button') resolved to 3 elements",
+        "Error: No element found for selector: #login",
+    ],
+    "not_found": [
+        "404 Not Found",
+        "HTTP Error 404: Not Found",
+        "Error code: 404 - {'error': 'no such model'}",
+    ],
+    "nothing_to_commit": [
+        "nothing to commit, working tree clean",
+        "nothing added to commit but untracked files present (use \"git add\" to track)",
+        "no changes added to commit",
+    ],
+    "git_push_rejected": [
+        " ! [rejected]        main -> main (non-fast-forward)",
+        " ! [rejected]        main -> main (fetch first)",
+        "hint: Updates were rejected because the remote contains work that you do not have",
+    ],
+    "package_not_found": [
+        "ERROR: No matching distribution found for reqeusts",
+        "error: no matching package named `serde_jsn` found",
+        "E: Unable to locate package python3-foo",
+    ],
     "make_target_missing": [
         "make: *** No rule to make target 'biuld'.  Stop.",
         "make: *** No rule to make target 'build', needed by 'all'.  Stop.",
@@ -318,6 +375,21 @@ NEGATIVE = [
     "sizes match",
     "tool output was long",
     "Finished in 0.4s",
+    "there is nothing to commit to yet",
+    "the relation between the two tables",
+    "input should be short and clear",
+    "the patch applied cleanly",
+    "validation passed for 3 inputs",
+    "SSL certificate validation failed",
+    "the element was found on the page",
+    "404 pages were crawled",
+    "duplicate entries were merged",
+    "JSON.parse is used to read the file",
+    "git push succeeded",
+    "no such luck",
+    "the tool does exist",
+    "the query may be empty when nothing is selected",
+    "rejected the offer",
 ]
 
 
@@ -380,6 +452,12 @@ def test_default_signatures_are_the_bank_module_data() -> None:
         ("process_killed", Blame.HARNESS, set()),
         ("segfault", Blame.UNKNOWN, set()),
         ("command_failed", Blame.UNKNOWN, set()),
+        ("patch_invalid", Blame.AGENT, {"deterministic"}),
+        ("unknown_table", Blame.AGENT, {"deterministic"}),
+        ("invalid_request", Blame.UNKNOWN, set()),
+        ("package_not_found", Blame.UNKNOWN, set()),
+        ("non_json_response", Blame.UNKNOWN, set()),
+        ("element_not_found", Blame.AGENT, set()),
     ],
 )
 def test_flags_of_key_signatures(name: str, blame: Blame, flags: set[str]) -> None:
@@ -465,6 +543,17 @@ def test_unlisted_exception_types_fall_through_to_text() -> None:
         ("tool_not_found", "file_not_found"),
         ("path_traversal", "permission_denied"),
         ("port_in_use", "conflict"),
+        ("patch_invalid", "edit_failed"),
+        ("patch_invalid", "syntax_error"),
+        ("non_json_response", "syntax_error"),
+        ("validation_error", "invalid_request"),
+        ("tool_not_found", "invalid_request"),
+        ("element_not_found", "file_not_found"),
+        ("conflict", "constraint_violation"),
+        ("package_not_found", "not_found"),
+        ("package_not_found", "command_failed"),
+        ("nothing_to_commit", "command_failed"),
+        ("git_push_rejected", "command_failed"),
     ],
 )
 def test_specific_signatures_come_before_general_ones(first: str, second: str) -> None:

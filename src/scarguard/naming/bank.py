@@ -181,7 +181,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "tool_timeout",
         r"\bTimeoutError\b|\b[Tt]imed out\b|(?i:\btime-?out (?:error|expired|exceeded|reached)\b)"
         r"|\bTimeoutExpired\b|\bETIMEDOUT\b|\bESOCKETTIMEDOUT\b|\b[Dd]eadline ?[Ee]xceeded\b"
-        r"|\bDEADLINE_EXCEEDED\b|\bRequest Timeout\b|\bReadTimeout\b|\bConnectTimeout\b",
+        r"|\bDEADLINE_EXCEEDED\b|\bRequest Timeout\b|\bReadTimeout\b|\bConnectTimeout\b"
+        r"|(?i:\btimeout (?:of )?\d+ ?ms exceeded\b)|(?i:\bnavigation timeout\b)|\bERR_TIMED_OUT\b",
         H,
         "Retry later, or split the work into smaller calls that finish sooner.",
         "timed out",
@@ -202,7 +203,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
     # Harness: nothing listens at the address (a service down or still starting).
     Signature(
         "connection_refused",
-        r"\bECONNREFUSED\b|\b[Cc]onnection refused\b|\bConnectionRefusedError\b",
+        r"\bECONNREFUSED\b|\b[Cc]onnection refused\b|\bConnectionRefusedError\b"
+        r"|\bERR_CONNECTION_REFUSED\b",
         H,
         "Check that the service is running and listening on the expected host and port, "
         "then retry.",
@@ -218,7 +220,8 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|\bName or service not known\b|\bTemporary failure in name resolution\b"
         r"|\bENOTFOUND\b|\bEAI_AGAIN\b|\bConnection aborted\b|\bRemoteDisconnected\b"
         r"|\bAPIConnectionError\b|\bServer disconnected\b|\bsocket hang up\b"
-        r"|\b[Cc]onnection (?:error|closed unexpectedly)\b",
+        r"|\b[Cc]onnection (?:error|closed unexpectedly)\b"
+        r"|\bERR_(?:NAME_NOT_RESOLVED|INTERNET_DISCONNECTED|CONNECTION_RESET|NETWORK_CHANGED)\b",
         H,
         "Retry after a short wait; if it persists, check the network and the host name.",
         "connection error",
@@ -292,6 +295,20 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "edit search string not unique",
         deterministic=True,
     ),
+    # Agent: the patch it wrote does not parse (a missing header, end marker or hunk line
+    # count); the same patch is rejected identically, before any file is read.
+    Signature(
+        "patch_invalid",
+        r"(?i:\binvalid patch\b)|\bThe (?:first|last) line of the patch must be\b"
+        r"|\b(?:corrupt|malformed) patch at line \d+|\bmissing line number at line \d+"
+        r"|\bOnly garbage was found in the patch input\b|\bpatch fragment without header\b"
+        r"|\bNo valid patches in input\b",
+        A,
+        "Rewrite the patch in the exact format the tool expects (its header, hunk lines and "
+        "end marker) instead of sending the same patch again.",
+        "patch could not be parsed",
+        deterministic=True,
+    ),
     # Agent: its search text is not in the file; the same text fails identically.
     Signature(
         "edit_failed",
@@ -300,7 +317,9 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|failed to (?:exactly )?match|does not match)\b)|\bno match(?:es)? found for search\b"
         r"|\bSearchReplaceNoExactMatch\b|\bThe SEARCH block failed to exactly match\b"
         r"|\b0 occurrences found for old_str(?:ing)?\b|\bold_str(?:ing)? found 0 times\b"
-        r"|\bexpected 1 occurrences?(?:\(s\))? but found 0\b",
+        r"|\bexpected 1 occurrences?(?:\(s\))? but found 0\b"
+        r"|\bdoes not match anything in the file\b|\bFailed to find expected lines\b"
+        r"|\bpatch does not apply\b",
         A,
         "Read the file again and copy the exact text to replace, including whitespace; do "
         "not retry the same search string.",
@@ -321,14 +340,46 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "module not found",
         exception_types={"ModuleNotFoundError"},
     ),
+    # Unknown: JSON was expected and an HTML page came back (an error, login or proxy page):
+    # the URL may be the agent's, the outage the infrastructure's.
+    Signature(
+        "non_json_response",
+        r"\bUnexpected token '?<'?(?:,|\s+in JSON\b)"
+        r"|\binvalid character '<' looking for beginning\b"
+        r"|\"<!DOCTYPE[^\n]{0,80}\bis not valid JSON\b",
+        U,
+        "The answer was an HTML page instead of JSON (often an error or login page): check the "
+        "URL and the service's status instead of repeating the call.",
+        "HTML instead of JSON",
+    ),
+    # Agent: its query names a table or column the database does not have; until a migration
+    # creates it, the same query fails identically.
+    Signature(
+        "unknown_table",
+        r"(?i:\bno such (?:table|column)\b)|\bTable '[^'\n]{1,200}' doesn't exist\b"
+        r"|\b(?:relation|column) \"[^\"\n]{1,200}\" "
+        r"(?:of relation \"[^\"\n]{1,200}\" )?does not exist\b"
+        r"|\bUnknown column '[^'\n]{1,200}' in\b|\bUndefined(?:Table|Column)\b"
+        r"|\btable_names \{[^}\n]{0,200}\} not found in database\b|\bInvalid object name '",
+        A,
+        "List the tables and their columns first and use names that exist; the same query "
+        "fails again until the schema changes.",
+        "unknown table or column",
+        deterministic=True,
+    ),
     # Agent: the code or JSON it wrote does not parse.
     Signature(
         "syntax_error",
         r"\bSyntaxError\b|\bIndentationError\b|\bTabError\b|\bJSONDecodeError\b"
         r"|\bExpecting (?:value|property name enclosed in double quotes|'[,:]' delimiter): line\b"
-        r"|\bUnexpected end of JSON input\b|\bUnexpected token\b[^\n]*\bin JSON\b"
+        r"|\bUnexpected token\b[^\n]*\bin JSON\b"
         r"|\bUnterminated string starting at\b|\binvalid syntax\b|\bunexpected EOF while parsing\b"
-        r"|\bYAMLError\b|\bwhile parsing a (?:block|flow) (?:mapping|sequence)\b",
+        r"|\bYAMLError\b|\bwhile parsing a (?:block|flow) (?:mapping|sequence)\b"
+        r"|\bJSON\.parse: |(?i:\bunexpected end of JSON input\b)|\bis not valid JSON\b"
+        r"|\binvalid character '[^'\n]{1,8}' "
+        r"(?:looking for beginning|after (?:object key|top-level))"
+        r"|(?i:\bsyntax error at or near\b)|\bYou have an error in your SQL syntax\b"
+        r"|\bnear \"[^\"\n]{0,100}\": syntax error\b",
         A,
         "Fix the syntax at the reported line (brackets, quotes, indentation, commas) and "
         "check the whole file parses before running it again.",
@@ -345,7 +396,14 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|(?i:\bmissing required (?:parameter|argument|field|property|input)s?\b)"
         r"|\bis a required property\b|\brequired parameter\b[^\n]{0,60}?\bis missing\b"
         r"|\bInputValidationError\b|\bInvalid arguments?\b|\bInvalid parameters?\b"
-        r"|\bUnprocessable Entity\b|\bExpected \w+, received \w+\b",
+        rf"|(?i:\bunprocessable entity\b)|\b{_CODE} 422\b|\bExpected \w+, received \w+\b"
+        r"|\bInput should be (?:'|\"|-?\d|<|a valid\b|an? \w+ (?:string|number|integer|instance)\b)"
+        r"|\bInvalid enum value\b|\bInvalid option: expected one of\b|\bis not one of \["
+        r"|\bString should have at least \d+ characters?\b|\bmissing_required_parameter\b"
+        r"|(?i:\b(?:input|query|prompt|text|content|command|path|argument|parameter|value|name"
+        r"|message|patch)s? (?:must not|cannot|can't|should not|may not) be (?:empty|blank)\b)"
+        r"|(?i:\b(?:request|input|parameter|argument|schema|tool) validation (?:failed|error)\b)"
+        r"|\bInvalid [\w.\-]+: '[^'\n]{0,100}'\. Valid values:",
         A,
         "Call the tool again with every required parameter present and each value of the "
         "type its schema asks for.",
@@ -370,11 +428,23 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "tool_not_found",
         r"(?i:\bunknown tool\b)|\bNo such tool\b|\bis not a valid tool\b"
         r"|\b[Tt]ool (?:(?:'[^'\n]*'|\"[^\"\n]*\"|`[^`\n]*`|[\w.\-]+) )?(?:(?:was|is) )?not found\b"
-        r"|\b[Tt]ool [\w.\-]+ (?:does not exist|is not (?:available|registered))\b",
+        r"|\b[Tt]ool (?:with name )?(?:\"[^\"\n]{1,100}\"|'[^'\n]{1,100}'|`[^`\n]{1,100}`|[\w.\-]+)"
+        r" (?:does not exist|is not (?:available|registered)|not found)\b|\bNoSuchToolError\b",
         A,
         "Call only tools from the list you were given, spelled exactly as listed.",
         "unknown tool",
         deterministic=True,
+    ),
+    # Unknown: a JSON-RPC server (MCP) rejected the request's parameters without saying which.
+    # Public reports show it for servers not yet initialised or not running as often as for
+    # bad arguments, so it teaches only exact-call bans (specific wordings above come first).
+    Signature(
+        "invalid_request",
+        r"\bInvalid request parameters\b|\bInvalid params\b|\berror -32602\b",
+        U,
+        "Check the arguments against the tool's schema; if they match it, the server may not "
+        "be ready: report that instead of repeating the call.",
+        "request rejected as invalid",
     ),
     # Agent: it ran a program that is not installed or not on PATH. Not deterministic: the fix
     # (installing it) often happens outside the guarded tools; a guarded install also makes
@@ -401,10 +471,23 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "file too large to read whole",
         deterministic=True,
     ),
+    # Agent: its selector or element index matches nothing on the page; the page can change
+    # (loading, navigation), so one failure is not enough.
+    Signature(
+        "element_not_found",
+        r"\bNoSuchElementException\b|\bUnable to locate element\b|\bNo node found for selector\b"
+        r"|\bfailed to find element matching selector\b|\bNo element found for selector\b"
+        r"|\bElement (?:with )?index \d+ does not exist\b"
+        r"|\bstrict mode violation: [^\n]{0,200}\bresolved to \d+ elements\b",
+        A,
+        "Read the page again (its current elements and their indices) and target an element "
+        "that is there; do not repeat the same selector.",
+        "page element not found",
+    ),
     # Agent: it named a path that does not exist; other calls needing it fail too.
     Signature(
         "file_not_found",
-        r"\bENOENT\b|\bNo such file or directory\b|\bFileNotFoundError\b"
+        r"\bENOENT\b|(?i:\bno such file or directory\b)|\bFileNotFoundError\b"
         r"|\b(?:[Ff]ile|[Dd]irectory|[Pp]ath|[Ff]older)\b(?:[^\n.]|\.(?=\S)){0,80}?"
         r"\b(?:does not exist|doesn't exist|not found|cannot be found|could not be found)\b"
         r"|\bThe system cannot find the (?:file|path) specified\b"
@@ -421,7 +504,7 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
     Signature(
         "permission_denied",
         r"\bPermission denied\b|\bEACCES\b|\bEPERM\b|\bOperation not permitted\b"
-        r"|\bPermissionError\b|\bAccess (?:is )?denied\b|\b403 Forbidden\b"
+        r"|\bPermissionError\b|\bAccess (?:is )?denied\b|(?i:\b403 forbidden\b)"
         rf"|\b{_CODE} 403\b|\bPermissionDeniedError\b|\bResource not accessible by\b"
         r"|\bdoes not have permission\b|(?i:\binsufficient permissions?\b)",
         U,
@@ -437,7 +520,7 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         "auth_failed",
         r"\bAuthenticationError\b|\bauthentication_error\b|\bIncorrect API key provided\b"
         r"|(?i:\binvalid (?:api[ _-]?key|x-api-key|credentials|authentication)\b)"
-        rf"|\b401 Unauthorized\b|\b{_CODE} 401\b|\bUnauthorized\b|\bBad credentials\b",
+        rf"|(?i:\b401 unauthorized\b)|\b{_CODE} 401\b|\bUnauthorized\b|\bBad credentials\b",
         H,
         "Stop and report that the credentials for this service are missing or invalid.",
         "authentication failed",
@@ -447,10 +530,11 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
     # Agent: the target already exists or was changed concurrently; the same call conflicts.
     Signature(
         "conflict",
-        r"\bEEXIST\b|\b[Aa]lready exists\b|\bFileExistsError\b|\b409 Conflict\b"
+        r"\bEEXIST\b|\b[Aa]lready exists\b|\bFileExistsError\b|(?i:\b409 conflict\b)"
         rf"|\b{_CODE} 409\b|\b[Mm]erge conflict\b|\bCONFLICT \(content\)"
         r"|\bAutomatic merge failed\b|\bUNIQUE constraint failed\b"
-        r"|\bduplicate key value violates unique constraint\b"
+        r"|\bduplicate key value violates unique constraint\b|\bUniqueViolation\b"
+        r"|\bDuplicate entry '[^'\n]{0,200}' for key\b|\bER_DUP_ENTRY\b"
         r"|\bis already checked out at\b|\bis already used by worktree at\b",
         A,
         "Use the existing resource, choose a new name, or resolve the conflict before "
@@ -459,6 +543,62 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         deterministic=True,
         status_codes={409},
         exception_types={"FileExistsError", "ConflictError"},
+    ),
+    # Agent: its insert or update breaks a NOT NULL, foreign key or check constraint (whether
+    # the identical statement fails again can depend on other rows, so not deterministic).
+    Signature(
+        "constraint_violation",
+        r"\bNOT NULL constraint failed\b|\bviolates (?:not-null|foreign key|check) constraint\b"
+        r"|\bFOREIGN KEY constraint failed\b|\ba foreign key constraint fails\b"
+        r"|\bCHECK constraint failed\b|\bColumn '[^'\n]{1,200}' cannot be null\b"
+        r"|\bIntegrity constraint violation\b|\bNotNullViolation\b|\bForeignKeyViolation\b",
+        A,
+        "Read the table's constraints and supply every required value and an existing "
+        "referenced row before writing again.",
+        "database constraint violated",
+    ),
+    # Agent: it committed with nothing staged.
+    Signature(
+        "nothing_to_commit",
+        r"\bnothing to commit, working (?:tree|directory) clean\b"
+        r"|\bnothing added to commit but untracked files present\b"
+        r"|\bno changes added to commit\b",
+        A,
+        "Run git status: stage the changes you mean to commit, or skip the commit; the same "
+        "commit has nothing in it.",
+        "nothing to commit",
+    ),
+    # Agent: it pushed a branch that is behind its remote; pulling first fixes it.
+    Signature(
+        "git_push_rejected",
+        r"\(non-fast-forward\)|\[rejected\][^\n]{0,200}\(fetch first\)"
+        r"|\bUpdates were rejected because\b",
+        A,
+        "Fetch and integrate the remote changes (pull or rebase) before pushing again; do not "
+        "force-push over them.",
+        "push rejected: the remote has newer commits",
+    ),
+    # Unknown: the package manager found no such package or version. A typo is the agent's, but
+    # registry outages, mirrors and index settings produce the identical words.
+    Signature(
+        "package_not_found",
+        r"\bis not in (?:the npm|this) registry\b|\b404 Not Found - GET https?://\S*registry"
+        r"|\bCouldn't find package \"|\bCould not find a version that satisfies the requirement\b"
+        r"|\bNo matching distribution found for\b|\bno matching package named\b"
+        r"|\bUnable to locate package\b",
+        U,
+        "Check the package name and version against the registry (search it) before "
+        "installing again; if the name is right, check the registry settings.",
+        "package not found",
+    ),
+    # Unknown: an HTTP resource that is not there (a wrong URL or id, or a misconfigured base
+    # URL or an outage of the registry behind it).
+    Signature(
+        "not_found",
+        rf"(?i:\b404 not found\b)|\b{_CODE} 404\b|\binvalid status 'Not Found'",
+        U,
+        "Check the URL or identifier before calling again; the same request finds nothing.",
+        "not found (HTTP 404)",
     ),
     # Agent: its query or filter matched nothing.
     Signature(
