@@ -83,3 +83,86 @@ def test_broken_str_does_not_raise() -> None:
             raise RuntimeError("boom")
 
     assert "Broken" in canonical_json({"x": Broken()})
+
+
+class _Node:
+    def __init__(self, child: object = None) -> None:
+        self.child = child
+
+
+def _deep_objects(levels: int) -> _Node:
+    node = _Node()
+    for _ in range(levels):
+        node = _Node(node)
+    return node
+
+
+def test_objects_nested_deeper_than_the_limit_get_a_placeholder() -> None:
+    """Objects nested past MAX_DEPTH are described up to the limit, never raising."""
+    value = to_jsonable({"config": _deep_objects(12)})
+    text = json.dumps(value)
+    assert "<nested" in text
+    assert fingerprint("tool", {"config": _deep_objects(12)}) == fingerprint(
+        "tool", {"config": _deep_objects(12)}
+    )
+
+
+def test_self_referencing_values_get_a_placeholder() -> None:
+    """A dict, list or object that contains itself is walked to the depth limit only."""
+    loop: dict[str, object] = {}
+    loop["self"] = loop
+    items: list[object] = []
+    items.append(items)
+    node = _Node()
+    node.child = node
+    for value in (loop, items, node):
+        assert "<nested" in canonical_json({"v": value})
+        assert fingerprint("t", {"v": value}) == fingerprint("t", {"v": value})
+
+
+class _Hostile:
+    """Everything about this object raises."""
+
+    def __getattribute__(self, name: str) -> object:
+        if name in ("__class__", "__dict__"):
+            raise RuntimeError("no attributes for you")
+        return object.__getattribute__(self, name)
+
+    def __str__(self) -> str:
+        raise RuntimeError("no str either")
+
+
+class _BadKey:
+    def __str__(self) -> str:
+        raise RuntimeError("no key")
+
+
+def test_objects_whose_attributes_or_keys_raise_are_described_by_their_type() -> None:
+    """A hostile object never makes the canonical form raise."""
+    assert to_jsonable({"x": _Hostile()})["x"]["<type>"].endswith("_Hostile")
+    assert to_jsonable({"x": {_BadKey(): 1}})["x"] == {"<type>": "builtins.dict"}
+
+
+def test_wide_and_deep_values_cost_a_bounded_walk() -> None:
+    """Nested containers past the node budget become placeholders (no exponential walk)."""
+    from scarguard.canonical import MAX_NODES
+
+    level: object = list(range(4))
+    for _ in range(7):
+        level = [level] * 16  # 16**7 lists if walked in full
+    text = canonical_json({"v": level})
+    assert text.count("<truncated builtins.list>") > 0
+    assert text.count("[") <= MAX_NODES + 1
+
+
+def test_storable_text_escapes_what_some_store_rejects() -> None:
+    """Lone surrogates and NUL become escapes; distinct names stay distinct; ASCII untouched."""
+    from scarguard.canonical import storable_text
+
+    assert storable_text("plain.txt") == "plain.txt"
+    assert storable_text("caf\u00e9") == "caf\u00e9"
+    a, b = storable_text("\udcff.txt"), storable_text("\udcfe.txt")
+    assert a == "\\udcff.txt" and a != b
+    assert storable_text("a\x00b") == "a\\x00b"
+    a.encode("utf-8")  # encodable now
+    assert storable_text(a) == a

@@ -756,3 +756,68 @@ def test_child_forked_while_a_stats_lock_is_held_can_call_the_tool(memory: Failu
     finally:
         release.set()
         holder.join()
+
+
+# -- warnings turned into errors never replace the call ----------------------------------
+
+
+def test_under_warnings_as_errors_a_failed_check_still_runs_the_tool(clock: Clock) -> None:
+    """With -W error, a bookkeeping warning is logged instead of raised: the tool runs."""
+    import warnings
+
+    store = BrokenStore()
+    memory = FailureMemory(store, clock=clock)
+    runs: list[str] = []
+
+    @guarded_tool(memory)
+    def ping(host: str) -> str:
+        runs.append(host)
+        return host
+
+    store.broken.add("read")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ping("a") == "a"
+    assert runs == ["a"]
+    assert ping.stats.bookkeeping_errors >= 1
+
+
+def test_under_warnings_as_errors_a_failed_record_keeps_the_result(
+    memory: FailureMemory, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """With -W error, a record that fails returns the tool's result, and the warning is logged."""
+    import warnings
+
+    def broken_record(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError("disk full")
+
+    @guarded_tool(memory)
+    def ping(host: str) -> dict[str, str]:
+        return {"host": host}
+
+    monkeypatch.setattr(memory, "record", broken_record)
+    with warnings.catch_warnings(), caplog.at_level("WARNING", logger="scarguard"):
+        warnings.simplefilter("error")
+        assert ping("a") == {"host": "a"}
+    assert any("could not record" in r.getMessage() for r in caplog.records)
+
+
+class _Deep:
+    def __init__(self, levels: int) -> None:
+        self.child = _Deep(levels - 1) if levels else None
+
+
+def test_deep_and_self_referencing_arguments_are_guarded_and_learned(clock: Clock) -> None:
+    """Arguments nested past the depth limit or containing themselves are checked and learned."""
+    memory = FailureMemory(":memory:", clock=clock)
+    loop: dict[str, Any] = {}
+    loop["self"] = loop
+
+    @guarded_tool(memory, on_block="return")
+    def configure(config: Any, extra: Any) -> str:
+        raise SyntaxError("invalid syntax")
+
+    with pytest.raises(SyntaxError):
+        configure(_Deep(10), loop)  # a syntax error is deterministic: one failure teaches
+    assert memory.recent_failures(5)
+    assert "refused" in configure(_Deep(10), loop)

@@ -451,3 +451,41 @@ def test_import_of_a_malformed_record_raises_and_keeps_nothing(
     with pytest.raises(StoreError):
         store.import_(SCOPE, [*good, bad])
     assert snapshot(store)[0] == ([], {}, [])
+
+
+ODD = "caf\udcff\x00"  # a non-UTF-8 file name as os.fsdecode gives it, and a NUL
+
+
+@pytest.mark.parametrize("kind", (*KINDS, "postgres"))
+def test_every_store_accepts_surrogates_and_nul_the_same_way(
+    kind: str, store_factory: Callable[..., Store]
+) -> None:
+    """What one store accepts every store accepts: surrogates and NUL are stored escaped."""
+    from scarguard import FailureMemory
+
+    memory = FailureMemory(store_factory(kind))
+    for _ in range(2):
+        memory.record(f"tool{ODD}", {"path": f"/tmp/{ODD}.txt", "note": ODD},
+                      error=f"No such file or directory: {ODD}")  # fmt: skip
+    stored = memory.recent_failures(1)[0]
+    assert stored.tool == "tool" + "caf\\udcff\\x00"
+    assert stored.targets[0].startswith("/tmp/caf\\udcff\\x00.txt")
+    assert stored.error is not None and stored.error.endswith("caf\\udcff\\x00")
+    assert memory.constraints()
+    assert not memory.check(f"tool{ODD}", {"path": f"/tmp/{ODD}.txt", "note": ODD}).allowed
+    assert memory.verify().valid
+
+
+def test_a_json_export_with_surrogates_imports_into_sqlite(
+    store_factory: Callable[..., Store],
+) -> None:
+    """Records a JSON store holds (written raw by older versions) import into SQLite."""
+    source = store_factory("json")
+    raw = attrs.evolve(failure(), tool=f"t{ODD}", error=ODD, targets=(ODD,))
+    records = [{"record": "header", "format": 1},
+               {"record": "failure", **{**raw.to_row(), "tool": f"t{ODD}", "error": ODD}},
+               {"record": "counter", "key": f"ok:t{ODD}", "count": 1, "last_at": 1.0}]  # fmt: skip
+    assert source.import_(SCOPE, records) == 2
+    target = store_factory("sqlite")
+    assert target.import_(SCOPE, list(source.export(SCOPE))) == 2
+    assert target.failures(SCOPE)[0].tool == "t" + "caf\\udcff\\x00"

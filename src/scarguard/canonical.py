@@ -11,17 +11,51 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "MAX_ITEMS", "MAX_STRING", "canonical_json", "fingerprint", "to_jsonable"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_ITEMS",
+    "MAX_NODES",
+    "MAX_STRING",
+    "canonical_json",
+    "fingerprint",
+    "storable_text",
+    "to_jsonable",
+]
 
 MAX_STRING = 2048
 """Strings longer than this are replaced by ``<sha256:…, N chars>`` (full content hashed)."""
 MAX_ITEMS = 256
 """Containers with more items keep the first ones and a hash of the whole."""
 MAX_DEPTH = 8
-"""Deeper nesting is replaced by a hash of its repr-free canonical form."""
+"""Deeper nesting is replaced by a placeholder naming its type."""
+MAX_NODES = 4096
+"""Values looked at in one argument set; the rest are replaced by a placeholder.
+
+Wide and deep at once (256 items on each of 8 levels) would otherwise be billions.
+"""
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    r"""Return ``text`` with what some store rejects written as an escape.
+
+    Lone surrogates (what :func:`os.fsdecode` gives for a file name that is not UTF-8)
+    cannot be encoded for SQLite or PostgreSQL, and PostgreSQL text cannot hold NUL; they
+    become ``\udcff`` and ``\x00``, so every store accepts what any store accepts and two
+    different such names stay different.
+    """
+    if text.isascii() and "\x00" not in text:
+        return text
+    return _UNSTORABLE.sub(_escape, text)
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group()
+    return "\\x00" if char == "\x00" else f"\\u{ord(char):04x}"
 
 
 def _digest(data: bytes) -> str:
@@ -39,42 +73,75 @@ def to_jsonable(value: Any, *, depth: int = 0) -> Any:
     Mappings keep string keys (others are stringified), sets are sorted, bytes and long
     strings become hashes, floats that JSON cannot carry become strings, and objects are
     described by their type and public attributes (never by ``repr``, which can hold
-    memory addresses).
+    memory addresses). Nesting deeper than :data:`MAX_DEPTH`, more than :data:`MAX_NODES`
+    values, objects referring to themselves and objects whose attributes or iteration raise
+    all give placeholders: this never raises.
     """
-    if value is None or isinstance(value, (bool, int)):
-        return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else repr(value)
-    if isinstance(value, str):
-        if len(value) <= MAX_STRING:
+    return _Walk().value(value, depth)
+
+
+class _Walk:
+    """One walk over a value, with its budget of nodes."""
+
+    def __init__(self) -> None:
+        self.left = MAX_NODES
+
+    def value(self, value: Any, depth: int) -> Any:
+        try:
+            return self._value(value, depth)
+        except RecursionError:
+            raise
+        except Exception:  # a hostile object: its type is all that is safe to say
+            return {"<type>": _type_name(value)}
+
+    def _value(self, value: Any, depth: int) -> Any:
+        if value is None or isinstance(value, (bool, int)):
             return value
-        return f"<sha256:{_digest(value.encode('utf-8', 'surrogatepass'))}, {len(value)} chars>"
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        data = bytes(value)
-        return f"<bytes sha256:{_digest(data)}, {len(data)} bytes>"
-    if depth >= MAX_DEPTH:
-        return f"<nested {_type_name(value)}>"
-    if isinstance(value, Mapping):
-        items = sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])
-        out = {k: to_jsonable(v, depth=depth + 1) for k, v in items[:MAX_ITEMS]}
-        if len(items) > MAX_ITEMS:
-            out["<truncated>"] = (
-                f"{len(items)} keys, sha256:{_digest(canonical_json(items).encode())}"
-            )
-        return out
-    if isinstance(value, (set, frozenset)):
-        members = [to_jsonable(v, depth=depth + 1) for v in value]
-        return _bounded_list(sorted(members, key=lambda m: json.dumps(m, sort_keys=True)), depth)
-    if isinstance(value, (list, tuple)):
-        return _bounded_list([to_jsonable(v, depth=depth + 1) for v in value], depth)
-    if hasattr(value, "__fspath__"):
-        return str(value.__fspath__())
-    public = _public_attributes(value)
-    if public is not None:
-        return {"<type>": _type_name(value), **to_jsonable(public, depth=depth + 1)}
-    if isinstance(value, Iterable):
-        return {"<type>": _type_name(value)}
-    return {"<type>": _type_name(value), "<str>": to_jsonable(_safe_str(value), depth=depth + 1)}
+        if isinstance(value, float):
+            return value if math.isfinite(value) else repr(value)
+        if isinstance(value, str):
+            if len(value) <= MAX_STRING:
+                return value
+            return f"<sha256:{_digest(value.encode('utf-8', 'surrogatepass'))}, {len(value)} chars>"
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            data = bytes(value)
+            return f"<bytes sha256:{_digest(data)}, {len(data)} bytes>"
+        if depth >= MAX_DEPTH:
+            return f"<nested {_type_name(value)}>"
+        self.left -= 1
+        if self.left < 0:
+            return f"<truncated {_type_name(value)}>"
+        return self._container(value, depth)
+
+    def _container(self, value: Any, depth: int) -> Any:
+        if isinstance(value, Mapping):
+            items = sorted(((str(k), v) for k, v in value.items()), key=lambda kv: kv[0])
+            out = {k: self.value(v, depth + 1) for k, v in items[:MAX_ITEMS]}
+            if len(items) > MAX_ITEMS:
+                whole = _ENCODER.encode(self.value(items, 0))
+                rest = _digest(whole.encode("utf-8", "surrogatepass"))
+                out["<truncated>"] = f"{len(items)} keys, sha256:{rest}"
+            return out
+        if isinstance(value, (set, frozenset)):
+            members = [self.value(v, depth + 1) for v in value]
+            return _bounded_list(sorted(members, key=_sort_key), depth)
+        if isinstance(value, (list, tuple)):
+            return _bounded_list([self.value(v, depth + 1) for v in value], depth)
+        if hasattr(value, "__fspath__"):
+            return str(value.__fspath__())
+        public = _public_attributes(value)
+        if public is not None:
+            described = self.value(public, depth + 1)
+            if not isinstance(described, dict):
+                described = {"<attributes>": described}
+            return {"<type>": _type_name(value), **described}
+        if isinstance(value, Iterable):
+            return {"<type>": _type_name(value)}
+        return {"<type>": _type_name(value), "<str>": self.value(_safe_str(value), depth + 1)}
+
+
+def _sort_key(member: Any) -> str:
+    return json.dumps(member, sort_keys=True)
 
 
 def _bounded_list(items: list[Any], depth: int) -> list[Any]:

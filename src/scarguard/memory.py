@@ -24,6 +24,7 @@ import attrs
 
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
+from scarguard.canonical import storable_text
 from scarguard.errors import ConfigurationError
 from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
@@ -208,7 +209,10 @@ class FailureMemory(MaintenanceMixin):
 
     def _safe_targets(self, call: Call) -> Call:
         safe = tuple(self.redactor.target(t) for t in call.targets)
-        return call if safe == call.targets else attrs.evolve(call, targets=safe)
+        tool = storable_text(call.tool)
+        if safe == call.targets and tool == call.tool:
+            return call
+        return attrs.evolve(call, tool=tool, targets=safe)
 
     def classify(
         self, error: str | BaseException | None, *, status_code: int | None = None, tool: str = ""

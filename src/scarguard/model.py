@@ -15,6 +15,8 @@ from typing import Any
 
 import attrs
 
+from scarguard.canonical import storable_text
+
 __all__ = [
     "Blame",
     "Call",
@@ -81,6 +83,18 @@ def _str_tuple(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     return tuple(str(v) for v in value)
+
+
+def _text(value: str) -> str:
+    return storable_text(value) if isinstance(value, str) else value
+
+
+def _opt_text(value: str | None) -> str | None:
+    return storable_text(value) if isinstance(value, str) else value
+
+
+def _text_tuple(value: Any) -> tuple[str, ...]:
+    return tuple(storable_text(v) for v in _str_tuple(value))
 
 
 def _finite_or_none(value: float | None) -> float | None:
@@ -172,20 +186,20 @@ class Failure:
         id: The store's sequence number for the record (``None`` until stored).
     """
 
-    tool: str
+    tool: str = attrs.field(converter=_text)
     fingerprint: str
-    signature: str
+    signature: str = attrs.field(converter=_text)
     blame: Blame = attrs.field(converter=Blame)
     at: float
-    session: str = ""
-    action_class: str | None = None
-    targets: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    session: str = attrs.field(default="", converter=_text)
+    action_class: str | None = attrs.field(default=None, converter=_opt_text)
+    targets: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
     args: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
-    error: str | None = None
+    error: str | None = attrs.field(default=None, converter=_opt_text)
     status_code: int | None = None
     duration_ms: float | None = attrs.field(default=None, converter=_finite_or_none)
-    agent: str | None = None
-    provider: str | None = None
+    agent: str | None = attrs.field(default=None, converter=_opt_text)
+    provider: str | None = attrs.field(default=None, converter=_opt_text)
     id: int | None = None
 
     def to_row(self) -> dict[str, Any]:
@@ -229,18 +243,18 @@ class Constraint:
     """
 
     kind: ConstraintKind = attrs.field(converter=ConstraintKind)
-    key: str
-    signature: str
-    reason: str
-    hint: str
+    key: str = attrs.field(converter=_text)
+    signature: str = attrs.field(converter=_text)
+    reason: str = attrs.field(converter=_text)
+    hint: str = attrs.field(converter=_text)
     level: Level = attrs.field(converter=Level)
     occurrences: int
     created_at: float
     updated_at: float
     expires_at: float | None = None
-    tool: str | None = None
-    target: str | None = None
-    action_class: str | None = None
+    tool: str | None = attrs.field(default=None, converter=_opt_text)
+    target: str | None = attrs.field(default=None, converter=_opt_text)
+    action_class: str | None = attrs.field(default=None, converter=_opt_text)
     fingerprint: str | None = None
     params: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
 

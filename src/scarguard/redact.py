@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from scarguard.canonical import to_jsonable
+from scarguard.canonical import storable_text, to_jsonable
 
 __all__ = [
     "DEFAULT_SECRET_PATTERNS",
@@ -229,7 +229,7 @@ class Redactor:
         return text
 
     def _redact(self, text: str) -> str:
-        text = _ASSIGNMENT.sub(_keep_name, text)
+        text = _ASSIGNMENT.sub(_keep_name, storable_text(text))
         text = _COMMAND_LINE.sub(_keep_flag, text)
         text = self._combined.sub(REDACTED, text)
         if self.extra is not None:

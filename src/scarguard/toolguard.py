@@ -14,7 +14,6 @@ import contextvars
 import os
 import threading
 import time
-import warnings
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
@@ -22,6 +21,7 @@ from typing import Any
 
 import attrs
 
+from scarguard._warnings import warn
 from scarguard.binding import ArgBinder
 from scarguard.errors import ScarguardWarning, ToolBlocked
 from scarguard.failure_checks import FailurePredicate, describe_failure
@@ -174,7 +174,7 @@ class ToolGuard:
         with self._lock:
             self._counts[field] += by
 
-    def _warn(self, phase: str, exc: BaseException, *, in_flight: bool = False) -> None:
+    def _warn(self, phase: str, exc: BaseException) -> None:
         self._bump("bookkeeping_errors")
         key = (phase, type(exc).__name__)
         if key in self._warned:
@@ -182,11 +182,8 @@ class ToolGuard:
         self._warned.add(key)
         what = _TROUBLE["refused" if phase == "check" and self.options.fail_closed else phase]
         message = f"scarguard could not {what} of tool {self.name!r}: {_exception_text(exc)}"
-        try:
-            warnings.warn(message, ScarguardWarning, stacklevel=4)
-        except Warning:
-            if not in_flight:  # warnings turned into errors: never instead of the tool's own
-                raise
+        # never raised, even under -W error: a warning must not replace the call or its result
+        warn(message, ScarguardWarning, stacklevel=4)
 
     # -- before the call -----------------------------------------------------------------
 
@@ -266,7 +263,7 @@ class ToolGuard:
                 provider=self.options.provider,
             )
         except Exception as exc:
-            self._warn("record", exc, in_flight=isinstance(error, BaseException))
+            self._warn("record", exc)
             return None
 
     def flagged(self, result: Any) -> ResultFailure | None:

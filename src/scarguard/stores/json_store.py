@@ -30,12 +30,12 @@ import logging
 import os
 import threading
 import time
-import warnings
 import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import Receipt, damaged_checkpoint, load_checkpoint, verify_chain
@@ -212,7 +212,7 @@ class JSONStore:
             " constraints will be relearned)"
         )
         _log.warning(message)
-        warnings.warn(message, StoreCorruptionWarning, stacklevel=5)
+        warn(message, StoreCorruptionWarning, stacklevel=5, logged=True)
 
     def _read_journal(self, path: str) -> bytes:
         try:

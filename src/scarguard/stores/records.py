@@ -10,6 +10,7 @@ import math
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from scarguard.canonical import storable_text
 from scarguard.errors import StoreError
 from scarguard.model import Constraint, Failure
 from scarguard.stores.protocol import CounterValue, Transaction
@@ -75,7 +76,8 @@ def import_records(tx: Transaction, records: Iterable[Mapping[str, Any]]) -> int
             if kind == "failure":
                 tx.add_failure(Failure.from_row(body))
             elif kind == "counter":
-                tx.bump(str(body["key"]), _finite(body["last_at"]), _whole(body["count"]))
+                key = storable_text(str(body["key"]))
+                tx.bump(key, _finite(body["last_at"]), _whole(body["count"]))
             elif kind == "constraint":
                 incoming = Constraint.from_row(body)
                 existing = tx.constraint(incoming.key)
