@@ -8,6 +8,12 @@ and then redacted, quoted, truncated, and withheld when it reads like instructio
 
 The block sits between two markers, so injecting again replaces it instead of stacking
 copies, and an empty block removes a stale one.
+
+It is cache-friendly: the block holds no relative times (a failure kind shows the UTC date
+it was last seen), its counts change only when something new fails, and its lines are in
+a fixed order, so turn after turn it is byte-identical until something is learned, lifted
+or expires. Placed after the system prompt (the default) or in a message of its own, it
+leaves the prompt prefix a provider caches untouched even when it does change.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from __future__ import annotations
 import datetime
 import re
 import string
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -26,7 +33,15 @@ from scarguard.memory import FailureMemory
 from scarguard.model import Blame, Constraint, Level, Pattern
 from scarguard.redact import WITHHELD, excerpt, reads_like_instructions, strip_control
 
-__all__ = ["END_MARKER", "HEADER", "START_MARKER", "GuardView", "PromptGuard"]
+__all__ = [
+    "END_MARKER",
+    "HEADER",
+    "PLACEMENTS",
+    "START_MARKER",
+    "GuardView",
+    "PromptGuard",
+    "day",
+]
 
 START_MARKER = "<!-- scarguard:repeat-failure-guard -->"
 END_MARKER = "<!-- /scarguard:repeat-failure-guard -->"
@@ -35,6 +50,8 @@ _REFUSED = "Refused until evidence changes:"
 _HARNESS = "Infrastructure faults (not your approach: wait and retry, do not change approach):"
 _WITHHELD = "[withheld: the error text reads like instructions]"
 _SHOWN = 3
+PLACEMENTS = ("after", "before", "message")
+"""Where ``inject()``/``inject_messages()`` put a new block (see :class:`PromptGuard`)."""
 
 
 @attrs.frozen
@@ -59,6 +76,16 @@ class GuardView:
 
     def __bool__(self) -> bool:
         return bool(self.patterns or self.harness or self.blocked)
+
+
+def day(at: float) -> str:
+    """Return the UTC date of a time as ``"2026-12-01"`` (what the block shows)."""
+    return time.strftime("%Y-%m-%d", time.gmtime(at))
+
+
+def _join(before: str, after: str) -> str:
+    """Join two prompt pieces with one blank line (nothing when one is empty)."""
+    return before + "\n\n" + after if before and after else before + after
 
 
 def ago(seconds: float) -> str:
@@ -120,12 +147,19 @@ class PromptGuard:
         since: Only failures this recent count (seconds, or a ``timedelta``; ``None``: all).
         template: Render the block yourself: a callable receiving a :class:`GuardView`, or a
             ``string.Template`` applied to each pattern line with ``$label``, ``$count``,
-            ``$hint``, ``$last_seen``, ``$tools``, ``$targets``, ``$blame``, ``$signature``.
+            ``$hint``, ``$last_seen`` (the UTC date), ``$tools``, ``$targets``, ``$blame``,
+            ``$signature``, and ``$last_seen_ago`` (``"3 min ago"``: it changes every
+            turn, so a block using it defeats provider prompt caching).
         include_errors: Add the latest error excerpt of each kind (redacted, quoted,
             truncated; withheld when it reads like instructions).
         min_count: How many failures make a repeat.
         start_marker: The line that opens an injected block.
         end_marker: The line that closes it.
+        placement: Where a new block goes: ``"after"`` the prompt (the default: the prefix
+            a provider caches stays the same), ``"before"`` it, or, for
+            :meth:`inject_messages`, ``"message"``: a system message of its own right after
+            the first system message (for :meth:`inject`, ``"message"`` means ``"after"``).
+            A block injected before is replaced where it is.
 
     Raises:
         ConfigurationError: An option is invalid.
@@ -142,6 +176,7 @@ class PromptGuard:
         min_count: int = 2,
         start_marker: str = START_MARKER,
         end_marker: str = END_MARKER,
+        placement: str = "after",
     ) -> None:
         if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 200:
             raise ConfigurationError(f"max_chars must be an integer >= 200, got {max_chars!r}")
@@ -156,6 +191,10 @@ class PromptGuard:
                 raise ConfigurationError(f"{label} must be a non-empty single line")
         if start_marker == end_marker:
             raise ConfigurationError("start_marker and end_marker must differ")
+        if placement not in PLACEMENTS:
+            raise ConfigurationError(
+                f"placement must be one of {', '.join(PLACEMENTS)}, got {placement!r}"
+            )
         self.memory = memory
         self.max_chars = max_chars
         self.since = _since_seconds(since)
@@ -164,8 +203,9 @@ class PromptGuard:
         self.min_count = min_count
         self.start_marker = start_marker
         self.end_marker = end_marker
+        self.placement = placement
         self._stale = re.compile(
-            re.escape(start_marker) + r".*?" + re.escape(end_marker) + r"(?:\n\n)?", re.DOTALL
+            re.escape(start_marker) + r".*?" + re.escape(end_marker), re.DOTALL
         )
 
     # -- the data --------------------------------------------------------------------------
@@ -208,7 +248,8 @@ class PromptGuard:
             "label": pattern.label,
             "count": str(pattern.count),
             "hint": pattern.hint,
-            "last_seen": ago(now - pattern.last_seen),
+            "last_seen": day(pattern.last_seen),
+            "last_seen_ago": ago(now - pattern.last_seen),
             "tools": _listing(pattern.tools),
             "targets": _listing(pattern.targets),
             "blame": pattern.blame.value,
@@ -294,28 +335,45 @@ class PromptGuard:
     def _inject(self, prompt: str, block: str) -> str:
         core = self._core(block)
         stale = self._stale.search(prompt)
-        if stale is None:
-            return core + ("\n\n" + prompt if prompt else "") if core else prompt
-        before, after = prompt[: stale.start()], prompt[stale.end() :]
+        if stale is not None:
+            before, after = prompt[: stale.start()], prompt[stale.end() :]
+            if core:
+                return before + core + after  # in place: the prompt around it stays the same
+            return _join(before.removesuffix("\n\n"), after.removeprefix("\n\n"))
         if not core:
-            return before + after
-        return before + core + ("\n\n" + after if after else "")
+            return prompt
+        return _join(core, prompt) if self.placement == "before" else _join(prompt, core)
+
+    def _strip(self, text: str) -> str:
+        """Return ``text`` without any block (and the blank line that set it apart)."""
+        while (stale := self._stale.search(text)) is not None:
+            before, after = text[: stale.start()], text[stale.end() :]
+            text = _join(before.removesuffix("\n\n"), after.removeprefix("\n\n"))
+        return text
 
     def inject(self, prompt: str) -> str:
-        """Return ``prompt`` with the block in front (replacing a block injected before)."""
+        """Return ``prompt`` with the block after it (or before: ``placement``).
+
+        A block injected before is replaced where it is; an empty block removes it.
+        """
         return self._inject(prompt, self.block())
 
     def inject_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Return a new message list whose first system message carries the block.
+        """Return a new message list carrying the block.
 
-        Without a system (or developer) message, one is inserted at index 0. The input list
-        and its messages are never modified. ``content`` may be a string or a list of
-        content parts (``{"type": "text", "text": ...}``); a stale block is replaced either way.
+        With ``placement="after"`` or ``"before"`` the block goes into the first system (or
+        developer) message; without one, a system message is inserted at index 0. With
+        ``"message"`` it is a system message of its own right after the first system
+        message (at index 0 without one). The input list and its messages are never
+        modified. ``content`` may be a string or a list of content parts
+        (``{"type": "text", "text": ...}``); a stale block is replaced either way.
         """
         block = self.block()
         result: list[dict[str, Any]] = [dict(m) if isinstance(m, Mapping) else m for m in messages]
+        if self.placement == "message":
+            return self._own_message(result, block)
         for index, message in enumerate(result):
-            if not isinstance(message, dict) or message.get("role") not in ("system", "developer"):
+            if not self._is_system(message):
                 continue
             content = message.get("content")
             if isinstance(content, str):
@@ -331,16 +389,50 @@ class PromptGuard:
             result.insert(0, {"role": "system", "content": self._core(block)})
         return result
 
+    @staticmethod
+    def _is_system(message: object) -> bool:
+        return isinstance(message, dict) and message.get("role") in ("system", "developer")
+
+    def _own_message(self, messages: list[dict[str, Any]], block: str) -> list[dict[str, Any]]:
+        """Put the block in a system message of its own (replacing the one put before)."""
+        result: list[dict[str, Any]] = []
+        where: int | None = None
+        first_system: int | None = None
+        for message in messages:
+            content = message.get("content") if isinstance(message, dict) else None
+            if (
+                self._is_system(message)
+                and isinstance(content, str)
+                and self._stale.search(content)
+            ):
+                stripped = self._strip(content)
+                if not stripped.strip():
+                    where = len(result) if where is None else where
+                    continue  # the block's own message: put back below, at the same place
+                message = {**message, "content": stripped}
+            if first_system is None and self._is_system(message):
+                first_system = len(result)
+            result.append(message)
+        if block:
+            if where is None:
+                where = 0 if first_system is None else first_system + 1
+            result.insert(where, {"role": "system", "content": self._core(block)})
+        return result
+
     def _inject_parts(self, parts: list[Any], block: str) -> list[Any]:
         kept: list[Any] = []
+        where: int | None = None
         for part in parts:
             text = part.get("text") if isinstance(part, Mapping) else None
             if isinstance(text, str) and self._stale.search(text):
-                text = self._stale.sub("", text)
+                text = self._strip(text)
                 if not text.strip():
+                    where = len(kept) if where is None else where
                     continue
                 part = {**part, "text": text}
             kept.append(part)
         if block:
-            kept.insert(0, {"type": "text", "text": self._core(block)})
+            if where is None:
+                where = 0 if self.placement == "before" else len(kept)
+            kept.insert(where, {"type": "text", "text": self._core(block)})
         return kept
