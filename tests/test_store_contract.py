@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -418,6 +419,77 @@ def test_export_then_import_into_another_store_gives_identical_values(
     assert without_ids(other) == without_ids(store)
     assert other.counters(SCOPE) == store.counters(SCOPE)
     assert other.load_constraints(SCOPE) == store.load_constraints(SCOPE)
+    assert list(other.export(SCOPE)) == records
+
+
+def test_importing_one_export_twice_leaves_the_tenant_as_importing_it_once(
+    store: Store, store_factory: Callable[..., Store]
+) -> None:
+    """A second import of the same records changes nothing and reports nothing applied."""
+    script(store)
+    records = list(store.export(SCOPE))
+    other = store_factory("sqlite")
+    other.import_(SCOPE, records)
+    once = snapshot(other)
+    assert other.import_(SCOPE, records) == 0
+    assert snapshot(other) == once
+    store.import_(SCOPE, records)  # into the tenant it came from: a no-op too
+    assert list(store.export(SCOPE)) == records
+
+
+def test_import_merges_by_the_larger_count_and_skips_stored_failures(store: Store) -> None:
+    """Counters take the larger value, known failures are skipped, new ones are added."""
+    with store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+        tx.bump("sig:a", 1.0, by=5)
+        tx.bump("sig:b", 1.0, by=1)
+    records = [
+        {"record": "header", "format": 2},
+        {"record": "failure", **exported_row(failure(0))},
+        {"record": "failure", **exported_row(failure(1))},
+        {"record": "counter", "key": "sig:a", "count": 3, "last_at": 2.0},
+        {"record": "counter", "key": "sig:b", "count": 4, "last_at": 2.0},
+        {"record": "counter", "key": "sig:c", "count": 2, "last_at": 2.0},
+    ]
+    assert store.import_(SCOPE, records) == 3
+    assert counts(store) == {"sig:a": 5, "sig:b": 4, "sig:c": 2}
+    assert [f.fingerprint for f in store.failures(SCOPE)] == ["fp1", "fp0"]
+
+
+def exported_row(f: Any) -> dict[str, Any]:
+    row = {k: v for k, v in f.to_row().items() if k != "id"}
+    row.update(args=dict(f.args), targets=list(f.targets))
+    return row
+
+
+def test_export_writes_plain_json_objects_under_a_versioned_header(store: Store) -> None:
+    """args and params are objects and targets a list (jq-friendly), not JSON text."""
+    script(store)
+    records = list(store.export(SCOPE))
+    header = records[0]
+    assert header["record"] == "header" and header["format"] == 2 and header["scarguard"]
+    failures = [r for r in records if r["record"] == "failure"]
+    assert failures[0]["args"]["nested"] == {"k": [1, "é"]}
+    assert failures[0]["targets"] == ["src/f0.py"]
+    (kept,) = [r for r in records if r["record"] == "constraint"]
+    assert kept["params"] == {"v": 0.1}
+
+
+def test_a_format_1_export_still_imports(store: Store, store_factory: Callable[..., Store]) -> None:
+    """Exports written before format 2 (args, targets, params as JSON text) import the same."""
+    script(store)
+    records = list(store.export(SCOPE))
+    old = [{"record": "header", "format": 1}]
+    for r in records[1:]:
+        r = dict(r)
+        if r["record"] == "failure":
+            r["args"] = json.dumps(r["args"], sort_keys=True, separators=(",", ":"))
+            r["targets"] = json.dumps(r["targets"], separators=(",", ":"))
+        if r["record"] == "constraint":
+            r["params"] = json.dumps(r["params"], sort_keys=True, separators=(",", ":"))
+        old.append(r)
+    other = store_factory("memory")
+    assert other.import_(SCOPE, old) == len(old) - 1
     assert list(other.export(SCOPE)) == records
 
 

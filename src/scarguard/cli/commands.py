@@ -295,9 +295,13 @@ def cmd_export(args: argparse.Namespace) -> int:
     with open_memory(args) as memory:
         records = memory.export()
         if args.output:
-            with open(args.output, "w", encoding="utf-8") as out:
-                count = sum(out.write(json.dumps(r, sort_keys=True) + "\n") > 0 for r in records)
-            print(f"exported {count} records to {args.output}", file=sys.stderr)
+            try:
+                with open(args.output, "w", encoding="utf-8") as out:
+                    count = sum(out.write(json.dumps(r, sort_keys=True) + "\n") > 0 for r in records)
+            except OSError as exc:
+                reason = exc.strerror or type(exc).__name__
+                raise CommandError(f"cannot write {args.output}: {reason}", EXIT_USAGE) from None
+            print(f"exported {_plural(count, 'record')} to {args.output}", file=sys.stderr)
         else:
             for record in records:
                 sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
@@ -351,10 +355,12 @@ def cmd_import(args: argparse.Namespace) -> int:
     _check_records(args.file, records)
     with open_memory(args, create=args.create) as memory:
         count = memory.import_(records)
+        given = sum(1 for r in records if r.get("record") != "header")
         if args.json:
-            _emit({"imported": count})
+            _emit({"imported": count, "already_present": given - count})
         else:
-            print(f"imported {count} records into {memory.store.location}")
+            known = f" ({given - count} already present)" if given > count else ""
+            print(f"imported {_plural(count, 'record')}{known} into {memory.store.location}")
         return EXIT_OK
 
 

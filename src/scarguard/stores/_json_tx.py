@@ -7,7 +7,7 @@ the changed tenant only after the body returns.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -15,7 +15,7 @@ import attrs
 from scarguard.model import Constraint, Failure
 from scarguard.receipts import GENESIS, Receipt, seal
 from scarguard.stores._json_state import State, Tenant, TenantState
-from scarguard.stores.protocol import CounterValue
+from scarguard.stores.protocol import CounterValue, failure_identity
 
 __all__ = ["JSONTransaction"]
 
@@ -31,9 +31,12 @@ class JSONTransaction:
         receipts: bool,
         key: bytes | str | None,
         begin: Hashable = None,
+        stored_failures: Callable[[], list[Failure]] = list,
     ) -> None:
         self._receipts = receipts
         self._key = key
+        self.stored_failures = stored_failures
+        """The tenant's committed failures (read only when import asks for them)."""
         self.tenant = tenant
         self.data = state.tenants.get(tenant, TenantState()).copy()
         self.next_id = state.next_id
@@ -76,6 +79,10 @@ class JSONTransaction:
     def count(self, key: str) -> int:
         value = self.data.counters.get(key)
         return value.count if value else 0
+
+    def failure_identities(self, since: float, until: float) -> set[tuple[Any, ...]]:
+        stored = (*self.stored_failures(), *self.failures)
+        return {failure_identity(f) for f in stored if since <= f.at <= until}
 
     def reset(self, prefix: str) -> int:
         doomed = [k for k in self.data.counters if k.startswith(prefix)]

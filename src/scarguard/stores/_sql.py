@@ -104,6 +104,10 @@ class Dialect:
         )
         self.failures = f"SELECT {FAILURE_SQL} FROM failures WHERE {tenant}"
         self.all_failures = f"{self.failures} ORDER BY id"
+        self.failure_identities = (
+            f"SELECT at, session, tool, fingerprint, signature FROM failures WHERE {tenant}"
+            f" AND at >= {mark} AND at <= {mark}"
+        )  # the columns of protocol.failure_identity, in its order
         self.counters = f"SELECT key, count, last_at FROM counters WHERE {tenant}"
         self._filters = (f"at >= {mark}", f"tool = {mark}", f"signature = {mark}")
         self._from = f" AND key >= {mark}"
@@ -174,6 +178,10 @@ class SQLTransaction:
     def count(self, key: str) -> int:
         row = self._conn.execute(self._sql.count, (*self._tenant, key)).fetchone()
         return int(row[0]) if row else 0
+
+    def failure_identities(self, since: float, until: float) -> set[tuple[Any, ...]]:
+        sql = self._sql.failure_identities
+        return {tuple(r) for r in self._conn.execute(sql, (*self._tenant, since, until))}
 
     def reset(self, prefix: str) -> int:
         where, params = self._sql.key_range(prefix)

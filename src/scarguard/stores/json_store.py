@@ -241,6 +241,7 @@ class JSONStore:
                 receipts=self.receipts,
                 key=self._key,
                 begin=self._stat,  # reloaded or checked under this lock: the file's token
+                stored_failures=lambda: self._failures(state, (scope.workspace, scope.project)),
             )
             yield tx
             if tx.changed:

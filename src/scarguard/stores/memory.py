@@ -14,7 +14,7 @@ import attrs
 
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import GENESIS, Receipt, seal, verify_chain
-from scarguard.stores.protocol import CounterValue, VerifyReport
+from scarguard.stores.protocol import CounterValue, VerifyReport, failure_identity
 
 __all__ = ["MemoryStore"]
 
@@ -105,6 +105,9 @@ class _MemoryTransaction:
     def count(self, key: str) -> int:
         value = self._data.counters.get(key)
         return value.count if value else 0
+
+    def failure_identities(self, since: float, until: float) -> set[tuple[Any, ...]]:
+        return {failure_identity(f) for f in self._data.failures if since <= f.at <= until}
 
     def reset(self, prefix: str) -> int:
         data = self._data

@@ -19,7 +19,12 @@ import attrs
 
 from scarguard.model import Constraint, Failure, Scope
 
-__all__ = ["CounterValue", "Store", "Transaction", "VerifyReport"]
+__all__ = ["CounterValue", "Store", "Transaction", "VerifyReport", "failure_identity"]
+
+
+def failure_identity(failure: Failure) -> tuple[Any, ...]:
+    """Return what tells one stored failure from another, whatever its store-given id."""
+    return (failure.at, failure.session, failure.tool, failure.fingerprint, failure.signature)
 
 
 @attrs.frozen
