@@ -19,7 +19,17 @@ from typing import Any
 
 import attrs
 
-from scarguard.cli.rendering import Style, ago, parse_since, size_text, table, when
+from scarguard.cli.rendering import (
+    Style,
+    ago,
+    args_text,
+    blame_word,
+    parse_since,
+    plural,
+    size_text,
+    table,
+    until,
+)
 from scarguard.errors import ConfigurationError
 from scarguard.memory import FailureMemory
 from scarguard.model import Constraint, ConstraintKind, Failure, Pattern
@@ -76,6 +86,8 @@ def open_memory(args: argparse.Namespace, *, create: bool = False) -> Iterator[F
         )
     if not remote and os.path.isdir(path):
         raise CommandError(f"{path} is a directory, not a scarguard store", EXIT_STORE)
+    if remote and not create:
+        _require_postgres_schema(path)
     try:
         memory = FailureMemory(path, workspace=args.workspace, project=args.project)
     except (ConfigurationError, OSError) as exc:
@@ -97,6 +109,39 @@ def _tenant(args: argparse.Namespace, memory: FailureMemory) -> str:
     return line
 
 
+def _require_postgres_schema(url: str) -> None:
+    """Refuse a PostgreSQL URL whose schema holds no scarguard store (nothing is created).
+
+    Raises:
+        CommandError: The schema or its tables are missing, or the server cannot be reached.
+    """
+    try:
+        import psycopg
+    except ImportError:
+        return  # opening the store says how to install the driver
+    from scarguard.stores._postgres_conn import redact_url, split_url
+
+    try:
+        bare, schema = split_url(url)
+    except ValueError:
+        return  # opening the store names what is wrong with the URL
+    schema = schema or "scarguard"
+    where = f"{redact_url(bare)} (schema {schema})"
+    try:
+        with psycopg.connect(bare, connect_timeout=10, application_name="scarguard") as conn:
+            name = psycopg.sql.Identifier(schema).as_string(conn) + ".meta"
+            row = conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()
+    except psycopg.Error as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        secret_free = first.replace(url, where).replace(bare, redact_url(bare))
+        raise CommandError(f"cannot reach {where}: {secret_free}", EXIT_STORE) from None
+    if not (row and row[0]):
+        raise CommandError(
+            f"no scarguard memory at {where} (check ?schema=; inspection never creates one)",
+            EXIT_STORE,
+        )
+
+
 def _emit(value: Any) -> None:
     print(json.dumps(value, indent=2, sort_keys=True, default=str))
 
@@ -108,6 +153,14 @@ def _since(args: argparse.Namespace) -> float | None:
         return parse_since(args.since, time.time())
     except ValueError as exc:
         raise CommandError(str(exc), EXIT_USAGE) from None
+
+
+def _known_signature(memory: FailureMemory, name: str) -> bool:
+    """Whether ``name`` is a failure kind of the bank or one this tenant has recorded."""
+    key = f"s:{name}"
+    return memory.signatures.get(name) is not None or key in memory.store.counters(
+        memory.scope, key
+    )
 
 
 def _label(memory: FailureMemory, signature: str) -> str:
@@ -135,14 +188,16 @@ def _pattern_json(p: Pattern) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def _constraint_rows(constraints: list[Constraint], now: float) -> list[list[object]]:
-    return [
-        [
-            c.id, c.kind.value, c.level.value, c.tool or "-", c.target or "-", c.occurrences,
-            "never" if c.expires_at is None else when(c.expires_at, now), c.reason,
-        ]
+def _constraints_table(constraints: list[Constraint], now: float) -> str:
+    """The constraints, one row each with its reason wrapped underneath."""
+    rows = [
+        [c.id, c.kind.value, "refuse" if c.level.value == "block" else "warn", c.tool or "-",
+         c.target or "-", c.occurrences, until(c.expires_at, now)]
         for c in constraints
     ]  # fmt: skip
+    headers = ["id", "kind", "does", "tool", "target", "seen", "expires"]
+    notes = [c.reason for c in constraints]
+    return table(headers, rows, shrink=["target", "tool", "kind"], notes=notes)
 
 
 def cmd_show(args: argparse.Namespace) -> int:
@@ -152,6 +207,12 @@ def cmd_show(args: argparse.Namespace) -> int:
     constraint_kind = kind if kind in {k.value for k in ConstraintKind} else None
     signature = kind if kind and constraint_kind is None else None
     with open_memory(args) as memory:
+        if signature and not _known_signature(memory, signature):
+            raise CommandError(
+                f"unknown kind {signature!r}: a constraint kind ({_KINDS}) or a failure kind"
+                " (`scarguard stats` lists the ones seen)",
+                EXIT_USAGE,
+            )
         now = memory.clock()
         failures = memory.store.failures(
             memory.scope, limit=args.limit, since=since, tool=args.tool, signature=signature
@@ -180,24 +241,26 @@ def cmd_show(args: argparse.Namespace) -> int:
         rows: list[list[object]]
         if failures:
             rows = [
-                [ago(now - f.at), f.tool, _label(memory, f.signature), f.blame.value,
-                 ", ".join(f.targets) or "-"]
+                [ago(now - f.at), f.tool, _label(memory, f.signature), blame_word(f.blame.value),
+                 args_text(f.args) or ", ".join(f.targets) or "-"]
                 for f in failures
             ]  # fmt: skip
-            print(table(["when", "tool", "failure", "blame", "targets"], rows))
+            headers = ["when", "tool", "failure", "blame", "arguments"]
+            print(table(headers, rows, shrink={"arguments": 30, "failure": 12, "tool": 9}))
         print()
         print(style(f"Repeated patterns ({len(patterns)})", "bold"))
         if patterns:
             rows = [
-                [p.label, p.count, p.blame.value, ago(now - p.last_seen), ", ".join(p.tools)]
+                [p.label, p.count, blame_word(p.blame.value), ago(now - p.last_seen),
+                 ", ".join(p.tools)]
                 for p in patterns
-            ]
-            print(table(["failure", "count", "blame", "last seen", "tools"], rows))
+            ]  # fmt: skip
+            headers = ["failure", "count", "blame", "last seen", "tools"]
+            print(table(headers, rows, shrink=["tools", "failure"]))
         print()
         print(style(f"Active constraints ({len(constraints)})", "bold"))
         if constraints:
-            headers = ["id", "kind", "level", "tool", "target", "seen", "expires", "reason"]
-            print(table(headers, _constraint_rows(constraints, now)))
+            print(_constraints_table(constraints, now))
             print(style("lift one with: scarguard forget <id>", "dim"))
         return EXIT_OK
 
@@ -247,7 +310,14 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if args.kind and args.kind not in {k.value for k in ConstraintKind}:
         raise CommandError(f"unknown constraint kind {args.kind!r}; one of: {_KINDS}", EXIT_USAGE)
     with open_memory(args) as memory:
-        doomed = [c for c in memory.constraints() if _chosen(args)(c)]
+        active = memory.constraints()
+        unknown = sorted(set(args.ids) - {c.id for c in active})
+        if unknown:
+            raise CommandError(
+                f"no active constraint has id {', '.join(unknown)} (ids: `scarguard show`)",
+                EXIT_USAGE,
+            )
+        doomed = [c for c in active if _chosen(args)(c)]
         if not doomed:
             print("no active constraint matches: nothing to forget", file=sys.stderr)
             if args.json:
@@ -255,11 +325,11 @@ def cmd_forget(args: argparse.Namespace) -> int:
             return EXIT_OK
         if not args.yes:
             if not sys.stdin.isatty():
-                raise CommandError(f"would lift {len(doomed)} constraints; not a terminal, so"
-                                   " confirm with --yes", EXIT_USAGE)  # fmt: skip
-            print(table(["id", "kind", "level", "tool", "target", "seen", "expires", "reason"],
-                        _constraint_rows(doomed, memory.clock())))  # fmt: skip
-            answer = input(f"Lift these {len(doomed)} constraints? [y/N] ")
+                raise CommandError(f"would lift {plural(len(doomed), 'constraint')}; not a"
+                                   " terminal, so confirm with --yes", EXIT_USAGE)  # fmt: skip
+            print(_constraints_table(doomed, memory.clock()))
+            these = "this constraint" if len(doomed) == 1 else f"these {len(doomed)} constraints"
+            answer = input(f"Lift {these}? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
                 print("nothing forgotten", file=sys.stderr)
                 return EXIT_OK
@@ -268,7 +338,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
         if args.json:
             _emit({"lifted": [_constraint_json(c) for c in lifted]})
         else:
-            print(f"lifted {len(lifted)} constraint{'s' if len(lifted) != 1 else ''}")
+            print(f"lifted {plural(len(lifted), 'constraint')}")
         return EXIT_OK
 
 
@@ -297,11 +367,12 @@ def cmd_export(args: argparse.Namespace) -> int:
         if args.output:
             try:
                 with open(args.output, "w", encoding="utf-8") as out:
-                    count = sum(out.write(json.dumps(r, sort_keys=True) + "\n") > 0 for r in records)
+                    count = sum(out.write(json.dumps(r, sort_keys=True) + "\n") > 0
+                                for r in records)  # fmt: skip
             except OSError as exc:
                 reason = exc.strerror or type(exc).__name__
                 raise CommandError(f"cannot write {args.output}: {reason}", EXIT_USAGE) from None
-            print(f"exported {_plural(count, 'record')} to {args.output}", file=sys.stderr)
+            print(f"exported {plural(count, 'record')} to {args.output}", file=sys.stderr)
         else:
             for record in records:
                 sys.stdout.write(json.dumps(record, sort_keys=True) + "\n")
@@ -360,7 +431,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             _emit({"imported": count, "already_present": given - count})
         else:
             known = f" ({given - count} already present)" if given > count else ""
-            print(f"imported {_plural(count, 'record')}{known} into {memory.store.location}")
+            print(f"imported {plural(count, 'record')}{known} into {memory.store.location}")
         return EXIT_OK
 
 
@@ -385,13 +456,13 @@ def _money(amount: float) -> str:
 
 
 def _refusal_lines(refusals: RefusalStats, price: float | None) -> list[str]:
-    saved = f"{_plural(refusals.refused, 'call')} refused"
+    saved = f"{plural(refusals.refused, 'call')} refused"
     if price is not None:
         saved += f" (saved {_money(refusals.refused * price)} at {_money(price)} a call)"
     lines = [saved]
     if refusals.would_refuse:
         v = refusals.verdicts
-        head = f"shadow mode: {_plural(refusals.would_refuse, 'call')} would have been refused"
+        head = f"shadow mode: {plural(refusals.would_refuse, 'call')} would have been refused"
         if refusals.precision is not None:
             head += f" (precision {refusals.precision:.0%})"
         detail = (
@@ -402,10 +473,6 @@ def _refusal_lines(refusals: RefusalStats, price: float | None) -> list[str]:
             detail += f", {v['other']} failed another way"
         lines += [head, detail]
     return lines
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _refusals_json(refusals: RefusalStats, price: float | None) -> dict[str, Any]:
@@ -446,7 +513,8 @@ def cmd_stats(args: argparse.Namespace) -> int:
         print(_tenant(args, memory))
         for line in _refusal_lines(refusals, price):
             print(line)
-        print(f"{stats.failures} failures, {stats.successes} successes recorded")
+        successes = plural(stats.successes, "success", "successes")
+        print(f"{plural(stats.failures, 'failure')}, {successes} recorded")
         by_day, shadow_days = dict(refusals.refused_by_day), dict(refusals.would_refuse_by_day)
         days = _days(by_day, shadow_days, last=args.days, now=time.time())
         tools = sorted(set(stats.failures_by_tool) | set(stats.successes_by_tool))
@@ -466,7 +534,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
              [[_label(memory, s), s, n] for s, n in sorted(
                  stats.failures_by_signature.items(), key=lambda kv: (-kv[1], kv[0]))]),
             ("Per blame", ["blame", "failures"],
-             [list(kv) for kv in stats.failures_by_blame.items()]),
+             [[blame_word(b), n] for b, n in stats.failures_by_blame.items()]),
             ("Active constraints", ["kind", "count"],
              [list(kv) for kv in stats.constraints_by_kind.items()]),
         ):  # fmt: skip
@@ -475,7 +543,7 @@ def cmd_stats(args: argparse.Namespace) -> int:
             print()
             print(style(title, "bold"))
             if rows:
-                print(table(headers, rows, limit=40))
+                print(table(headers, rows, shrink=headers[:2]))
         return EXIT_OK
 
 

@@ -15,7 +15,6 @@ everything. Only scarguard remembers.
 from __future__ import annotations
 
 import os
-import textwrap
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, TextIO
@@ -23,18 +22,17 @@ from typing import Any, TextIO
 import attrs
 import tenacity
 
-from scarguard.cli.rendering import Style, width
+from scarguard.cli.rendering import Style, blame_word, plural, width, wrap
 from scarguard.decorators import Retry, guarded_tool
 from scarguard.memory import FailureMemory
 from scarguard.model import Blame, Constraint, Decision, Failure
+from scarguard.policy import Policy
 from scarguard.prompt import PromptGuard
 
 __all__ = ["PROJECT", "SCRIPT", "WORKSPACE", "DemoClock", "Step", "Workspace", "run_demo"]
 
 WORKSPACE = "demo"
 PROJECT = "webapp"
-STEP_SECONDS = 5.0
-"""Simulated time between two agent steps (an LLM turn), so repeats are not deduplicated."""
 
 APP_PY = '''from web import route
 
@@ -55,18 +53,26 @@ deploy: test
 
 
 class DemoClock:
-    """Simulated time: starts at the real time and moves only when the demo says so."""
+    """The real time, strictly increasing; the retries' waits are skipped, not slept.
 
-    def __init__(self, start: float) -> None:
-        self.now = start
+    Every time the demo stores is a real one, never ahead of the wall clock, so
+    ``scarguard show`` afterwards reads "2m ago", not a time in the future.
+
+    Args:
+        clock: The real clock.
+    """
+
+    def __init__(self, clock: Callable[[], float] = time.time) -> None:
+        self._clock = clock
+        self.now = clock()
 
     def __call__(self) -> float:
-        """Return the simulated time."""
+        """Return the real time, a microsecond past the last reading if it did not move."""
+        self.now = max(self._clock(), self.now + 1e-6)
         return self.now
 
     def sleep(self, seconds: float) -> None:
-        """Advance instead of sleeping (the retry of a rate-limited call waits here)."""
-        self.now += seconds
+        """Skip the wait (the retry of a rate-limited call would wait here)."""
 
 
 class RateLimitedError(Exception):
@@ -210,27 +216,42 @@ class _Narrator:
         if not self.quiet:
             print(self.style(text, *styles), file=self.out)
 
-    def line(self, tag: str, text: str, *styles: str, lines: int = 1) -> None:
-        """Print a fixed-width tag, then text wrapped to at most ``lines`` screen lines."""
-        wrapped = textwrap.wrap(" ".join(text.split()), max(self.width - 14, 30))
-        if len(wrapped) > lines:
-            wrapped = [*wrapped[: lines - 1], textwrap.shorten(" ".join(wrapped[lines - 1 :]),
-                                                               max(self.width - 14, 30))]
-        for index, part in enumerate(wrapped):
+    def line(self, tag: str, text: str, *styles: str) -> None:
+        """Print a fixed-width tag, then the whole text wrapped under its first word."""
+        for index, part in enumerate(wrap(text, self.width, indent=" " * 14)):
             label = self.style(tag.ljust(9), *styles) if index == 0 else " " * 9
-            self.say(f"    {label} {part}")
+            self.say(f"    {label} {part[14:]}")
 
     def message(self, decision: Decision) -> None:
-        """Print what the LLM reads instead of a result (once per refusal; then a reminder)."""
+        """Print all the LLM reads instead of a result (once per refusal; then a reminder)."""
         keys = frozenset(v.constraint.key for v in decision.violations)
         if keys in self.shown:
             self.say(f"    {'':9} {self.style('(the LLM reads the same refusal again)', 'dim')}")
             return
         self.shown.add(keys)
-        lines = decision.message.splitlines()[:2]
-        wrapped = [w for m in lines for w in textwrap.wrap(m, max(self.width - 18, 30))]
-        for index, text in enumerate(wrapped[:4]):
-            self.say(f"    {'LLM reads' if index == 0 else '':9} {self.style(text, 'dim')}")
+        first = True
+        for paragraph in decision.message.splitlines():
+            for part in wrap(paragraph, self.width, indent=" " * 14):
+                tag = "LLM reads" if first else ""
+                self.say(f"    {tag:9} {self.style(part[14:], 'dim')}")
+                first = False
+
+    def call(self, number: int, step: Step) -> None:
+        """Print the call whole, its arguments wrapped under the first one (never cut)."""
+        head = f"{number:>2}  {step.tool}("
+        parts = [f"{k}={v!r}" for k, v in step.args.items()]
+        lines, current = [], head
+        for index, part in enumerate(parts):
+            text = part + (", " if index < len(parts) - 1 else ")")
+            if len(current) > len(head) and len(current) + len(text.rstrip()) > self.width:
+                lines.append(current.rstrip())
+                current = " " * len(head)
+            current += text
+        lines.append(current if parts else head + ")")
+        bold = self.style(step.tool, "bold")
+        self.say(lines[0].replace(step.tool, bold, 1))
+        for more in lines[1:]:
+            self.say(more)
 
     def failure(self, failures: list[Failure]) -> None:
         for failure in failures:
@@ -239,17 +260,13 @@ class _Narrator:
             count = sum(1 for f in failures if f.signature == failure.signature)
             note = {
                 Blame.AGENT: "an agent mistake",
-                Blame.HARNESS: "infrastructure, never learned from",
+                Blame.HARNESS: "an infrastructure fault, never learned from",
                 Blame.UNKNOWN: "blame unknown: only the identical call can be banned",
             }[failure.blame]
             times = f" x{count}" if count > 1 else ""
             self.line("FAILED", f"{label}{times} ({note})", "red")
             if count > 1:
                 return
-
-
-def _args_text(args: Mapping[str, str]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in args.items())
 
 
 def _first_line(result: object) -> str:
@@ -269,12 +286,10 @@ def _run_step(
     say: _Narrator,
 ) -> None:
     memory = say.memory
-    clock.sleep(STEP_SECONDS)
     started = clock()
     before = {c.key: c for c in memory.constraints()}
     tool = tools[step.tool]
-    call = textwrap.shorten(f"({_args_text(step.args)})", max(say.width - len(step.tool) - 6, 20))
-    say.say(f"{number:>2}  {say.style(step.tool, 'bold')}{call}")
+    say.call(number, step)
     if step.thought:
         say.say(f"    {say.style('# ' + step.thought, 'dim')}")
     error: Exception | None = None
@@ -303,10 +318,10 @@ def _run_step(
     after = {c.key: c for c in memory.constraints()}
     for key, constraint in after.items():
         if key not in before:
-            say.line("learned", _reason(constraint), "cyan", lines=2)
+            say.line("learned", _reason(constraint), "cyan")
     for key, constraint in before.items():
         if key not in after:
-            say.line("lifted", _reason(constraint), "cyan", lines=2)
+            say.line("lifted", _reason(constraint), "cyan")
     if failures and not set(after) - set(before) and failures[-1].blame is not Blame.HARNESS:
         say.line("learned", "nothing yet: one failure is not a pattern", "dim")
 
@@ -333,26 +348,28 @@ def run_demo(
         steps: Run only the first ``steps`` steps of the script.
         quiet: Print only the summary lines.
         out: Where the narration goes.
-        clock: The real clock the simulated time starts from.
+        clock: The real clock.
 
     Returns:
         The exit code (0).
     """
-    demo_clock = DemoClock(clock())
-    memory = FailureMemory(path, workspace=WORKSPACE, project=PROJECT, clock=demo_clock)
+    demo_clock = DemoClock(clock)
+    # The scripted steps follow each other within milliseconds, faster than any agent: without
+    # the dedupe window, each repeated call counts as the separate decision it stands for.
+    policy = Policy(dedupe_seconds=0.0)
+    memory = FailureMemory(
+        path, workspace=WORKSPACE, project=PROJECT, clock=demo_clock, policy=policy
+    )
     try:
         if fresh:
             memory.clear()
-        latest = memory.recent_failures(limit=1)
-        if latest:  # keep simulated time moving forward across runs
-            demo_clock.now = max(demo_clock.now, latest[0].at + STEP_SECONDS)
         known = memory.constraints()
         start_keys = frozenset(c.key for c in known)
         say = _Narrator(memory, out, quiet)
         say.say("scarguard demo: a scripted agent fixes a web app (simulated, offline)", "bold")
         say.say(f"memory: {memory.store.location} (workspace {WORKSPACE!r}, project {PROJECT!r})")
         if known:
-            say.say(f"starts with {len(known)} constraints learned in an earlier run")
+            say.say(f"starts with {plural(len(known), 'constraint')} learned in an earlier run")
         else:
             say.say("starts with an empty memory")
         say.say()
@@ -365,7 +382,7 @@ def run_demo(
         if block:
             say.say("What the model reads at the top of its next prompt (PromptGuard):", "bold")
             for text in block.splitlines():
-                for part in textwrap.wrap(text, max(say.width - 6, 30)) or [""]:
+                for part in wrap(text, say.width - 4):
                     say.say(f"  | {part}")
             say.say()
         _summary(memory, tally, start_keys, out)
@@ -374,18 +391,14 @@ def run_demo(
     return 0
 
 
-def _plural(count: int, noun: str) -> str:
-    return f"{count} {noun}{'' if count == 1 else 's'}"
-
-
 def _summary(memory: FailureMemory, tally: _Tally, start_keys: frozenset[str], out: TextIO) -> None:
     style = Style(out)
     failed = sum(tally.failures.values())
-    parts = ", ".join(f"{n} {b.value}" for b, n in tally.failures.items() if n)
+    parts = ", ".join(f"{n} {blame_word(b.value)}" for b, n in tally.failures.items() if n)
     refused = f"{tally.refused} refused before running"
     if tally.refused_earlier:
         refused += f" ({tally.refused_earlier} learned in an earlier run)"
-    failures = _plural(failed, "failure") + (f" ({parts})" if parts else "")
+    failures = plural(failed, "failure") + (f" ({parts})" if parts else "")
     show = f"scarguard show -w {WORKSPACE} -p {PROJECT}"
     if start_keys:
         advice = f"`{show}` lists what was learned; `scarguard demo --fresh` starts over"
@@ -396,12 +409,9 @@ def _summary(memory: FailureMemory, tally: _Tally, start_keys: frozenset[str], o
         )
     active = len(memory.constraints())
     for tag, text in (
-        ("summary", f"{_plural(tally.ran, 'call')} ran, {failures}, {refused}"),
-        ("memory", f"{_plural(active, 'constraint')} active, kept in {memory.store.location}"),
+        ("summary", f"{plural(tally.ran, 'call')} ran, {failures}, {refused}"),
+        ("memory", f"{plural(active, 'constraint')} active, kept in {memory.store.location}"),
         ("next", advice),
     ):
-        wrapped = textwrap.wrap(
-            text, max(width() - 10, 30), break_long_words=False, break_on_hyphens=False
-        )
-        for index, part in enumerate(wrapped):
-            print(style(f"{tag + ':' if index == 0 else '':9}", "bold") + part, file=out)
+        for index, part in enumerate(wrap(text, width(), indent=" " * 9, breaks=False)):
+            print(style(f"{tag + ':' if index == 0 else '':9}", "bold") + part[9:], file=out)
