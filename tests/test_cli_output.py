@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from scarguard import FailureMemory
-from scarguard.cli.demo import PROJECT, WORKSPACE
+from scarguard.cli.demo import PROJECT, SCRIPT, WORKSPACE
 
 WIDTH = 80
 SHELL_ERROR = "bash: line 1: {}: command not found"
@@ -97,7 +97,10 @@ def test_demo_fits_80_columns_and_shows_what_the_llm_reads_in_full(tmp_path: Pat
     refusal = _refusal(out, 3)
     assert "LLM reads scarguard refused this edit_file call" in refusal
     text = " ".join(refusal.split("LLM reads", 1)[1].split())
-    assert text.endswith("read the file or list the directory).")  # the message's last words
+    with FailureMemory(tmp_path / ".scarguard" / "memory.db", workspace=WORKSPACE,
+                       project=PROJECT) as memory:  # fmt: skip
+        decision = memory.check(SCRIPT[1].tool, SCRIPT[1].args)
+    assert not decision.allowed and text == " ".join(decision.message.split())
     bullet = [line for line in refusal.splitlines() if line.lstrip().startswith("- This exact")]
     after = refusal.splitlines()[refusal.splitlines().index(bullet[0]) + 1]
     assert after.startswith(" " * (bullet[0].index("-") + 2)) and after.strip()  # hanging indent
