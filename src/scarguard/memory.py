@@ -30,6 +30,7 @@ from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
 from scarguard.learning.lifting import lift_on_success, liftable, reset_keys_for_success
 from scarguard.learning.messages import decision_message
+from scarguard.learning.progress import NO_RESULT, ProgressTracker, may_change, result_digest
 from scarguard.learning.rules import Lesson, enforce_cap, learn
 from scarguard.maintenance import MaintenanceMixin
 from scarguard.model import (
@@ -155,6 +156,7 @@ class FailureMemory(MaintenanceMixin):
         self._index = ConstraintIndex()
         self._generation: Hashable = _UNLOADED
         self._tracker = SessionTracker(self.policy)
+        self._progress = ProgressTracker(self.policy)
         self._last_ok: dict[str, Call] = {}
         self._recent: dict[str, tuple[str, float, Failure]] = {}
         self._pending: list[Call] = []
@@ -256,10 +258,14 @@ class FailureMemory(MaintenanceMixin):
         with self._lock:
             now = self.clock()
             index = self._current_index(now)
-            if not index:
+            progress = self._progress
+            if not index and not progress.hot:
                 decision_signals(call.tool, "allowed", (), self.scope)
                 return Decision(True, call)
-            hits = index.match(call, self.adapter_for(call.tool), now)
+            hits = list(index.match(call, self.adapter_for(call.tool), now)) if index else []
+            loop = progress.violation(call, now) if progress.hot else None
+            if loop is not None:
+                hits.append(loop)
             blocks = tuple(v for v in hits if v.constraint.level is Level.BLOCK)
             warnings = tuple(v for v in hits if v.constraint.level is not Level.BLOCK)
             if blocks:
@@ -305,6 +311,7 @@ class FailureMemory(MaintenanceMixin):
         agent: str | None = None,
         provider: str | None = None,
         targets: Sequence[str] | None = None,
+        result: Any = NO_RESULT,
     ) -> RecordResult:
         """Record what a call did, and learn from it.
 
@@ -319,6 +326,9 @@ class FailureMemory(MaintenanceMixin):
             agent: Which agent made the call.
             provider: Which model provider the agent used.
             targets: Explicit targets (default: extracted from the arguments).
+            result: What a successful call returned. Only a digest is kept, to notice a
+                no-progress loop: the identical call returning the identical result with
+                nothing changed in between (``Policy.loop_warn``).
 
         Returns:
             The stored failure, what was learned or lifted, and the session's convergence.
@@ -330,7 +340,7 @@ class FailureMemory(MaintenanceMixin):
         if ok:
             if shadowed is not None:
                 return self._record_shadowed(call, shadowed, None, score)
-            return self._record_success(call, score)
+            return self._record_success(call, score, result)
         text, kinds, found_status = error_parts(error)
         status = status_code if status_code is not None else found_status
         signature = self.signatures.match(text, status_code=status, exception_types=kinds)
@@ -481,18 +491,24 @@ class FailureMemory(MaintenanceMixin):
             if len(self._recent) > _DEDUPE_ENTRIES:
                 del self._recent[next(iter(self._recent))]
             self._tracker.note(Event.FAILED, call.action_class, outcome.score)
+            self._progress.forget(call.fingerprint)
             convergence = self._tracker.convergence()
         outcome_signals(call.tool, stored.signature, blame.value, learned, (), self.scope)
         return RecordResult(stored, tuple(learned), (), convergence)
 
-    def _record_success(self, call: Call, score: float | None) -> RecordResult:
+    def _record_success(
+        self, call: Call, score: float | None, result: Any = NO_RESULT
+    ) -> RecordResult:
         adapter = self.adapter_for(call.tool)
+        changing = may_change(call, adapter.mutating(call))
+        digest = None if changing or result is NO_RESULT else result_digest(result)
         with self._lock:
             self._tracker.note(Event.OK, call.action_class, score)
             self._recent.pop(call.fingerprint, None)
             if call.params:
                 self._last_ok[call.tool] = call
             now = self.clock()
+            self._note_progress(call, changing, digest, now)
             # check() revalidated the index just before this call ran; asking the store again
             # would double the cost of every success for a lift that can wait one call.
             index = self._current_index(now) if self._generation is _UNLOADED else self._index
@@ -513,6 +529,19 @@ class FailureMemory(MaintenanceMixin):
             convergence = self._tracker.convergence()
         outcome_signals(call.tool, None, None, (), (), self.scope)
         return RecordResult(None, (), (), convergence)
+
+    def _note_progress(self, call: Call, changing: bool, digest: str | None, now: float) -> None:
+        """Count a success towards a no-progress loop, or forget the loops it may end."""
+        progress = self._progress
+        if changing:
+            progress.changed()
+        elif digest is not None:
+            count = progress.returned(call.fingerprint, digest, now)
+            if count >= self.policy.loop_warn:
+                since = progress.since(call.fingerprint)
+                self._tracker.loop_reason = progress.reason(count, now if since is None else since)
+        else:
+            progress.forget(call.fingerprint)
 
     @contextmanager
     def _keeping(self, pending: list[Call]) -> Iterator[Counter[str]]:
@@ -642,7 +671,7 @@ class FailureMemory(MaintenanceMixin):
             return self._tracker.convergence()
 
     def is_done(self) -> bool:
-        """Return whether the loop should stop: plateau, stuck or exhausted."""
+        """Return whether the loop should stop: plateau, stuck, exhausted or looping."""
         return self.convergence().done
 
     def close(self) -> None:
@@ -672,6 +701,7 @@ def _reset_after_fork() -> None:
         memory._shadow = {}
         memory._generation = _UNLOADED
         memory._tracker = SessionTracker(memory.policy)
+        memory._progress = ProgressTracker(memory.policy)
         if not memory._fixed_session:
             memory.scope = attrs.evolve(memory.scope, session=uuid.uuid4().hex[:12])
 

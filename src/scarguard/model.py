@@ -62,6 +62,9 @@ class ConstraintKind(str, enum.Enum):
     """Every configuration at least as large as one that ran out of memory (ML adapter)."""
     RADIUS_LIMIT = "radius_limit"
     """A cap on how many targets one call may touch."""
+    NO_PROGRESS = "no_progress"
+    """The identical call keeps returning the identical result with nothing changed (kept
+    in the memory of one session, never stored)."""
 
 
 class Level(str, enum.Enum):
@@ -335,10 +338,11 @@ class Convergence:
 
     Attributes:
         status: ``progressing``, ``plateau`` (scored: no improvement within the window),
-            ``stuck`` (recent calls all failed or were refused) or ``exhausted`` (every action
-            class in use is blocked).
-        done: Whether the loop should stop (plateau, stuck or exhausted; never merely
-            because calls succeed).
+            ``stuck`` (recent calls all failed or were refused), ``exhausted`` (every action
+            class in use is blocked) or ``looping`` (the latest call returned the identical
+            result again, with nothing changed in between).
+        done: Whether the loop should stop (plateau, stuck, exhausted or looping; never
+            merely because calls succeed).
         attempts: Calls recorded in this session.
         failures: Failures recorded in this session.
         blocked: Calls refused in this session.

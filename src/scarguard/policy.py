@@ -92,6 +92,12 @@ class Policy:
         plateau_tolerance: Smallest change of the best score that counts as improvement.
         stuck_window: Most recent calls that must all have failed or been refused to be
             ``stuck``.
+        loop_warn: Identical results of the identical call in a row, with no change seen
+            or inferred in between (no other result, no failure, no successful mutating
+            call), before the call carries a no-progress warning and ``convergence()``
+            reports ``looping``.
+        loop_block: The same, before the identical call is refused (``None``: never; polling
+            legitimately returns the same status again and again).
         dedupe_seconds: Identical failing calls within this many seconds count once.
         stale_after_change: Action classes whose exact-call bans go stale when a mutating call
             succeeds (their counts are kept, so a repeat of the failure is refused at once):
@@ -124,6 +130,10 @@ class Policy:
     plateau_window: int = attrs.field(default=10, validator=_positive_int)
     plateau_tolerance: float = attrs.field(default=0.0, validator=_non_negative)
     stuck_window: int = attrs.field(default=8, validator=_positive_int)
+    loop_warn: int = attrs.field(default=3, validator=_positive_int)
+    loop_block: int | None = attrs.field(
+        default=None, validator=attrs.validators.optional(_positive_int)
+    )
     dedupe_seconds: float = attrs.field(default=2.0, validator=_non_negative)
     stale_after_change: frozenset[str] = attrs.field(
         default=frozenset({"shell_exec"}), converter=frozenset
@@ -153,6 +163,8 @@ class Policy:
                 )
         if self.tool_target_block is not None and self.tool_target_block < self.tool_target_warn:
             raise ConfigurationError("Policy.tool_target_block must be >= tool_target_warn")
+        if self.loop_block is not None and self.loop_block < self.loop_warn:
+            raise ConfigurationError("Policy.loop_block must be >= loop_warn")
         if (
             self.strategy_block_targets is not None
             and self.strategy_block_targets < self.strategy_targets

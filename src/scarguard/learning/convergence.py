@@ -2,9 +2,11 @@
 
 Scored domains (ML training) converge on a plateau: no improvement of the best score by more
 than the tolerance, in the policy's direction, for a window of scored attempts. Unscored tool
-loops are ``stuck`` when the most recent calls all failed or were refused, and ``exhausted``
-when every action class in use had its latest call refused. A run of successes is never
-"done": that is the anchor design's bug this module exists to avoid.
+loops are ``stuck`` when the most recent calls all failed or were refused, ``exhausted``
+when every action class in use had its latest call refused, and ``looping`` when the latest
+call returned the identical result as often as ``Policy.loop_warn`` with nothing changed in
+between (see :mod:`scarguard.learning.progress`). A run of successes is never "done": that is
+the anchor design's bug this module exists to avoid.
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ class SessionTracker:
     bad_run: int = 0
     last_by_class: dict[str, Event] = attrs.field(factory=dict)
     blocked_classes: int = 0
+    loop_reason: str = ""
+    """Why the latest call is a no-progress repeat ("" when it is not)."""
 
     def note(self, event: Event, action_class: str | None, score: float | None = None) -> None:
         """Add one call's fate to the history."""
+        self.loop_reason = ""
         if event is Event.BLOCKED:
             self.blocked += 1
         else:
@@ -88,6 +93,8 @@ class SessionTracker:
         elif self.bad_run >= window:
             status = "stuck"
             reason = f"the last {window} calls all failed or were refused"
+        elif self.loop_reason:
+            status, reason = "looping", self.loop_reason
         return Convergence(
             status=status,
             done=status != "progressing",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from scarguard.model import Call, Violation
+from scarguard.model import Call, ConstraintKind, Violation
 from scarguard.redact import WITHHELD, excerpt, reads_like_instructions, strip_control
 
 __all__ = ["decision_message", "tool_name"]
@@ -60,7 +60,8 @@ def _lines(violations: Sequence[Violation], *, ids: bool = False) -> list[str]:
         hint = violation.constraint.hint
         reason = _one_line(violation.reason, 400)
         text = f"- {reason[:1].upper()}{reason[1:]}"
-        text += f" (constraint {violation.constraint.id})." if ids else "."
+        stored = violation.constraint.kind is not ConstraintKind.NO_PROGRESS
+        text += f" (constraint {violation.constraint.id})." if ids and stored else "."
         if hint and hint not in hints:
             hints.add(hint)
             text += f" Hint: {hint}"
@@ -76,14 +77,21 @@ def decision_message(call: Call, blocks: Sequence[Violation], warnings: Sequence
     parts: list[str] = []
     if blocks:
         tool = tool_name(call.tool)
-        parts.append(f"scarguard refused this {tool} call{where}: it is known to fail again.")
+        stored = [v for v in blocks if v.constraint.kind is not ConstraintKind.NO_PROGRESS]
+        why = "it is known to fail again" if stored else "it keeps returning the same result"
+        parts.append(f"scarguard refused this {tool} call{where}: {why}.")
         parts.extend(_lines(blocks, ids=True))
         parts.append(
             "Do not retry it unchanged. Change the arguments or the approach, or gather new"
             " evidence first (for example, read the file or list the directory)."
         )
-        ids = " ".join(dict.fromkeys(v.constraint.id for v in blocks))
-        parts.append(f"If this refusal is wrong, an operator can lift it: scarguard forget {ids}")
+        if stored:
+            ids = " ".join(dict.fromkeys(v.constraint.id for v in stored))
+            parts.append(
+                f"If this refusal is wrong, an operator can lift it: scarguard forget {ids}"
+            )
+        else:
+            parts.append("It runs again once something changes (an edit, a write, a command).")
     if warnings:
         parts.append("Also noted:" if blocks else "Caution from scarguard (the call was allowed):")
         parts.extend(_lines(warnings))
