@@ -32,7 +32,7 @@ import wrapt
 from _common import machine, summary, write_result
 
 from scarguard import FailureMemory
-from scarguard.decorators import guarded_tool
+from scarguard.guard.decorator import guarded_tool
 from scarguard.model import Blame, Failure
 from scarguard.stores._sqlite_schema import BUMP, INSERT_COLUMNS, INSERT_FAILURE
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 
-from scarguard.decorators import guarded_tool
+from scarguard.guard.decorator import guarded_tool
 
 
 @guarded_tool

@@ -23,16 +23,16 @@ import tenacity
 
 import helpers_tools
 import scarguard.memory as memory_module
-from scarguard.decorators import (
+from scarguard.errors import ConfigurationError, ScarguardWarning, StoreError, ToolBlocked
+from scarguard.guard.decorator import (
     MEMORY_UNAVAILABLE,
     GuardedTool,
     Retry,
     failure_when,
     guarded_tool,
 )
-from scarguard.errors import ConfigurationError, ScarguardWarning, StoreError, ToolBlocked
+from scarguard.guard.retrying import as_retry
 from scarguard.memory import FailureMemory, set_default_memory
-from scarguard.retrying import as_retry
 from scarguard.stores import MemoryStore
 from scarguard.testing import FakeClock
 
@@ -821,3 +821,59 @@ def test_deep_and_self_referencing_arguments_are_guarded_and_learned(clock: Cloc
         configure(_Deep(10), loop)  # a syntax error is deterministic: one failure teaches
     assert memory.recent_failures(5)
     assert "refused" in configure(_Deep(10), loop)
+
+
+def test_warnings_append_adds_a_one_line_note_to_string_results(
+    memory: FailureMemory, clock: Clock
+) -> None:
+    """With warnings="append" a warned-about call's string result ends with a one-line note."""
+    for old in ("alpha", "beta"):
+        clock.advance(5)
+        memory.record(
+            "edit_file",
+            {"path": "app.py", "old_string": old, "new_string": "x"},
+            ok=False,
+            error="old_string not found",
+        )
+
+    @guarded_tool(memory, warnings="append")
+    def edit_file(path: str, old_string: str, new_string: str) -> str:
+        return "edited"
+
+    @guarded_tool(memory, name="edit_file")
+    def plain_edit(path: str, old_string: str, new_string: str) -> str:
+        return "edited"
+
+    noted = edit_file("app.py", "gamma", "x")
+    assert noted.startswith("edited\n[scarguard warning] ")
+    assert noted.count("\n") == 1 and "app.py" in noted
+    assert plain_edit("app.py", "delta", "x") == "edited"
+    assert edit_file.last_decision is not None and edit_file.last_decision.warnings
+    assert edit_file("other.py", "gamma", "x") == "edited"  # no warning, no note
+
+
+def test_warnings_option_is_validated(memory: FailureMemory) -> None:
+    """warnings= takes None or "append"; anything else is a ConfigurationError."""
+    with pytest.raises(ConfigurationError, match="warnings"):
+        guarded_tool(memory, warnings="prepend")
+
+
+def test_return_value_reaches_record_as_result(
+    memory: FailureMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The decorated tool's return value is what record(result=...) receives."""
+    seen: list[Any] = []
+    record = memory.record
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        seen.append(kwargs.get("result"))
+        return record(*args, **kwargs)
+
+    monkeypatch.setattr(memory, "record", spy)
+
+    @guarded_tool(memory)
+    def lookup(key: str) -> dict[str, int]:
+        return {"value": 3}
+
+    assert lookup("a") == {"value": 3}
+    assert seen == [{"value": 3}]

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from scarguard.decorators import guarded_tool
+from scarguard.guard.decorator import guarded_tool
 from scarguard.memory import FailureMemory
 from scarguard.testing import FakeClock
 

@@ -7,7 +7,6 @@ infrastructure noise. :class:`PromptGuard` renders what it knows as a prompt blo
 """
 
 from scarguard.adapters import MLTrainingAdapter, ToolCallAdapter
-from scarguard.decorators import GuardedTool, Retry, ToolStats, failure_when, guarded_tool
 from scarguard.errors import (
     ConfigurationError,
     ScarguardError,
@@ -18,6 +17,8 @@ from scarguard.errors import (
     StoreFallbackWarning,
     ToolBlocked,
 )
+from scarguard.guard import Attempt
+from scarguard.guard.decorator import GuardedTool, Retry, ToolStats, failure_when, guarded_tool
 from scarguard.memory import Classification, FailureMemory, default_memory, set_default_memory
 from scarguard.model import (
     Blame,
@@ -44,6 +45,7 @@ from scarguard.stores.protocol import VerifyReport
 from scarguard.summary import MemoryStats
 
 __all__ = [
+    "Attempt",
     "Blame",
     "Call",
     "Classification",

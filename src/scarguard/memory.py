@@ -16,9 +16,9 @@ import time
 import uuid
 import weakref
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
@@ -26,6 +26,7 @@ from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
 from scarguard.canonical import storable_text
 from scarguard.errors import ConfigurationError
+from scarguard.guard.step import Attempt
 from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
 from scarguard.learning.lifting import lift_on_success, liftable, reset_keys_for_success
@@ -57,6 +58,9 @@ from scarguard.refusals import refusal_keys, verdict_keys
 from scarguard.stores.factory import open_store
 from scarguard.stores.protocol import Store, Transaction
 from scarguard.summary import MemoryStats, build_patterns, build_stats, signature_named
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 from scarguard.telemetry import decision_signals, outcome_signals, shadow_signals
 from scarguard.tenancy import derive_project
 
@@ -69,6 +73,7 @@ _SHADOW_ENTRIES = 1024
 """Would-be refusals awaiting their call's outcome, per memory (oldest dropped first)."""
 _UNLOADED: Hashable = object()
 """The generation of an index never loaded from the store."""
+_T = TypeVar("_T")
 
 
 class FailureMemory(MaintenanceMixin):
@@ -152,7 +157,13 @@ class FailureMemory(MaintenanceMixin):
         self.scope = Scope(workspace, project, session or uuid.uuid4().hex[:12])
         self.store: Store = open_store(path, durable=durable, receipts=receipts)
         self._batch = success_batch
+        # Two locks, so that a check never waits on the store: ``_lock`` serialises this
+        # memory's writes and is held across store I/O; ``_view`` guards what a check reads
+        # and counts (the index, its generation, the session tracker, pending work) and is
+        # only ever held for in-memory work. Lock order: ``_lock`` before ``_view``.
         self._lock = threading.RLock()
+        self._view = threading.RLock()
+        self._worker: ThreadPoolExecutor | None = None
         self._index = ConstraintIndex()
         self._generation: Hashable = _UNLOADED
         self._tracker = SessionTracker(self.policy)
@@ -231,10 +242,16 @@ class FailureMemory(MaintenanceMixin):
     # -- the two calls of the hot path -----------------------------------------------------
 
     def _current_index(self, now: float) -> ConstraintIndex:
+        """Return the cached index, reloaded first if the store changed (I/O, no lock held)."""
         generation = self.store.generation()
         if generation != self._generation:
-            self._index = ConstraintIndex.build(self.store.load_constraints(self.scope), now)
-            self._generation = generation
+            index = ConstraintIndex.build(self.store.load_constraints(self.scope), now)
+            # The token was read before the load: if a writer committed in between, the
+            # index may be newer than the token says, never older, and the next check
+            # reloads once more.
+            with self._view:
+                self._index, self._generation = index, generation
+            return index
         return self._index
 
     def check(
@@ -255,34 +272,118 @@ class FailureMemory(MaintenanceMixin):
             A :class:`Decision`; when refused, ``message`` tells the LLM why and what to do.
         """
         call = self.describe(tool, args, targets=targets)
-        with self._lock:
-            now = self.clock()
-            index = self._current_index(now)
-            progress = self._progress
-            if not index and not progress.hot:
-                decision_signals(call.tool, "allowed", (), self.scope)
-                return Decision(True, call)
+        now = self.clock()
+        decision, full = self._decide(call, self._current_index(now), now)
+        if full:
+            self.flush()
+        return decision
+
+    def _check_nowait(self, call: Call) -> Decision | None:
+        """Decide from state held in memory only; ``None`` when the store must be asked.
+
+        What an event loop calls: it never waits on the store. ``None`` means the cached
+        constraints may be out of date (never loaded, or the store's cheap change token is
+        not known without I/O, or it moved): then run :meth:`check` off the loop. A
+        refusal counted here is written with a later batch, off the loop.
+        """
+        if self._generation is _UNLOADED:
+            return None
+        peek = getattr(self.store, "peek_generation", None)
+        if peek is None or peek() != self._generation:
+            return None
+        now = self.clock()
+        return self._decide(call, self._index, now)[0]
+
+    def _decide(self, call: Call, index: ConstraintIndex, now: float) -> tuple[Decision, bool]:
+        """Return the decision on ``call`` and whether the batch of pending counts is full.
+
+        The one place a refusal is decided (and, in shadow mode, turned into an allowed
+        decision that remembers it would have refused).
+        """
+        progress = self._progress
+        if not index and not progress.hot:
+            decision_signals(call.tool, "allowed", (), self.scope)
+            return Decision(True, call), False
+        with self._view:
             hits = list(index.match(call, self.adapter_for(call.tool), now)) if index else []
             loop = progress.violation(call, now) if progress.hot else None
             if loop is not None:
                 hits.append(loop)
             blocks = tuple(v for v in hits if v.constraint.level is Level.BLOCK)
             warnings = tuple(v for v in hits if v.constraint.level is not Level.BLOCK)
-            if blocks:
-                self._count_refusal(call, blocks, now)
+            full = self._count_refusal(call, blocks, now) if blocks else False
         blocking = tuple(v.constraint for v in blocks)
         if blocks and not self.enforce:
             decision_signals(call.tool, "would_refuse", blocking, self.scope)
-            return Decision(
-                True, call, blocks, warnings, decision_message(call, (), warnings), shadow=True
-            )
+            shadowed = decision_message(call, (), warnings)
+            return Decision(True, call, blocks, warnings, shadowed, shadow=True), full
         decision_signals(call.tool, "refused" if blocks else "allowed", blocking, self.scope)
-        return Decision(
-            not blocks, call, blocks, warnings, decision_message(call, blocks, warnings)
-        )
+        message = decision_message(call, blocks, warnings)
+        return Decision(not blocks, call, blocks, warnings, message), full
 
-    def _count_refusal(self, call: Call, blocks: Sequence[Violation], now: float) -> None:
-        """Count a refusal (or, in shadow mode, a would-be one) for the next batched write."""
+    def attempt(
+        self,
+        tool: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        targets: Sequence[str] | None = None,
+    ) -> Attempt:
+        """Guard one call: check on entering the block, record on leaving it.
+
+        Use with ``with`` or ``async with``::
+
+            with memory.attempt("edit_file", args) as attempt:
+                if attempt.refused:
+                    return attempt.message
+                result = edit(**args)       # an exception is recorded and propagates
+                attempt.succeeded(result)   # or attempt.failed("error text")
+
+        A block that leaves without either call and without an exception is recorded as a
+        success. Under ``async with`` the store is never waited on by the event loop.
+
+        Args:
+            tool: The tool's name.
+            args: The call's arguments by name.
+            targets: Explicit targets (default: extracted from the arguments).
+
+        Returns:
+            The :class:`~scarguard.guard.Attempt`, not yet checked.
+
+        Raises:
+            ConfigurationError: ``tool`` or ``args`` is not valid.
+        """
+        return Attempt(self, tool, args, targets=targets)
+
+    def _off_loop(self, fn: Callable[..., _T], /, *args: Any) -> Awaitable[_T]:
+        """Run ``fn(*args)`` on this memory's store worker thread; await the result.
+
+        The event loop only schedules the call: store round trips (records, flushes,
+        reloads) and any lock they wait for happen on the worker. One worker per memory
+        keeps this memory's writes in the order they were made.
+        """
+        import asyncio
+        import functools
+
+        loop = asyncio.get_running_loop()
+        return loop.run_in_executor(self._store_worker(), functools.partial(fn, *args))
+
+    def _store_worker(self) -> ThreadPoolExecutor:
+        worker = self._worker
+        if worker is None:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with self._view:
+                if self._worker is None:
+                    self._worker = ThreadPoolExecutor(1, thread_name_prefix="scarguard-store")
+                worker = self._worker
+        return worker
+
+    def _count_refusal(self, call: Call, blocks: Sequence[Violation], now: float) -> bool:
+        """Count a refusal (or a would-be one) for the next batched write (hold ``_view``).
+
+        Returns:
+            Whether the batch is full (the caller flushes, outside ``_view``).
+        """
         blocking = tuple({v.constraint.key: v.constraint for v in blocks}.values())
         self._pending_refusals += 1
         self._pending_counts.update(
@@ -295,8 +396,7 @@ class FailureMemory(MaintenanceMixin):
             self._shadow[call.fingerprint] = blocking
             if len(self._shadow) > _SHADOW_ENTRIES:
                 del self._shadow[next(iter(self._shadow))]
-        if len(self._pending) + self._pending_refusals >= self._batch:
-            self.flush()
+        return len(self._pending) + self._pending_refusals >= self._batch
 
     def record(
         self,
@@ -340,7 +440,9 @@ class FailureMemory(MaintenanceMixin):
         if ok:
             if shadowed is not None:
                 return self._record_shadowed(call, shadowed, None, score)
-            return self._record_success(call, score, result)
+            done = self._record_success(call, score, result)
+            assert done is not None  # only a nowait success is ever deferred
+            return done
         text, kinds, found_status = error_parts(error)
         status = status_code if status_code is not None else found_status
         signature = self.signatures.match(text, status_code=status, exception_types=kinds)
@@ -360,7 +462,7 @@ class FailureMemory(MaintenanceMixin):
         return self._record_failure(call, outcome, signature)
 
     def _take_shadow(self, call: Call) -> tuple[Constraint, ...] | None:
-        with self._lock:
+        with self._view:
             return self._shadow.pop(call.fingerprint, None)
 
     def _record_shadowed(
@@ -384,7 +486,7 @@ class FailureMemory(MaintenanceMixin):
             blame = adapter.blame(signature, outcome) or classify_blame(signature, outcome)
             same = any(c.signature == signature.name for c in blocking)
             verdict = "right" if same else "other"
-        with self._lock:
+        with self._view:
             now = self.clock()
             if failed is not None:
                 failure = Failure(
@@ -402,9 +504,10 @@ class FailureMemory(MaintenanceMixin):
             self._tracker.note(
                 Event.OK if failed is None else Event.FAILED, call.action_class, score
             )
-            if len(self._pending) + self._pending_refusals >= self._batch:
-                self.flush()
+            full = len(self._pending) + self._pending_refusals >= self._batch
             convergence = self._tracker.convergence()
+        if full:
+            self.flush()
         shadow_signals(call.tool, verdict, blocking, self.scope)
         return RecordResult(failure, (), (), convergence)
 
@@ -446,7 +549,8 @@ class FailureMemory(MaintenanceMixin):
                 and previous[0] == signature.name
                 and now - previous[1] < self.policy.dedupe_seconds
             ):
-                return RecordResult(previous[2], (), (), self._tracker.convergence())
+                found = Classification(signature, blame, retry_after(outcome.error))
+                return RecordResult(previous[2], (), (), self.convergence(), found)
             failure = Failure(
                 tool=call.tool,
                 fingerprint=call.fingerprint,
@@ -468,7 +572,8 @@ class FailureMemory(MaintenanceMixin):
                 if self.policy.deterministic is not None
                 else signature.deterministic
             )
-            pending, self._pending = self._pending, []
+            with self._view:
+                pending, self._pending = self._pending, []
             with self._keeping(pending) as counts, self._write() as tx:
                 self._apply_successes(tx, pending, counts, now)
                 stored = tx.add_failure(failure)
@@ -485,50 +590,78 @@ class FailureMemory(MaintenanceMixin):
                     },
                     now,
                 )
-            # newest last, so the oldest entry is the first to go once the map is full
-            self._recent.pop(call.fingerprint, None)
-            self._recent[call.fingerprint] = (signature.name, now, stored)
-            if len(self._recent) > _DEDUPE_ENTRIES:
-                del self._recent[next(iter(self._recent))]
-            self._tracker.note(Event.FAILED, call.action_class, outcome.score)
-            self._progress.forget(call.fingerprint)
-            convergence = self._tracker.convergence()
+            with self._view:
+                # newest last, so the oldest entry is the first to go once the map is full
+                self._recent.pop(call.fingerprint, None)
+                self._recent[call.fingerprint] = (signature.name, now, stored)
+                if len(self._recent) > _DEDUPE_ENTRIES:
+                    del self._recent[next(iter(self._recent))]
+                self._tracker.note(Event.FAILED, call.action_class, outcome.score)
+                self._progress.forget(call.fingerprint)
+                convergence = self._tracker.convergence()
         outcome_signals(call.tool, stored.signature, blame.value, learned, (), self.scope)
-        return RecordResult(stored, tuple(learned), (), convergence)
+        found = Classification(signature, blame, retry_after(outcome.error))
+        return RecordResult(stored, tuple(learned), (), convergence, found)
 
     def _record_success(
-        self, call: Call, score: float | None, result: Any = NO_RESULT
-    ) -> RecordResult:
+        self, call: Call, score: float | None, result: Any = NO_RESULT, *, nowait: bool = False
+    ) -> RecordResult | None:
+        """Count a success; lift what it disproves; flush a full batch.
+
+        With ``nowait`` nothing touches the store: ``None`` is returned instead when the
+        success needs a round trip (a lift, a full batch, an index never loaded).
+        """
         adapter = self.adapter_for(call.tool)
+        if self._generation is _UNLOADED:
+            if nowait:
+                return None
+            self._current_index(self.clock())
+        # check() revalidated the index just before this call ran; asking the store again
+        # would double the cost of every success for a lift that can wait one call.
+        index = self._index
+        lift = bool(index) and bool(liftable(index, call, adapter, self.policy))
+        full = len(self._pending) + self._pending_refusals + 1 >= self._batch
+        if nowait and (lift or full):
+            return None
         changing = may_change(call, adapter.mutating(call))
         digest = None if changing or result is NO_RESULT else result_digest(result)
-        with self._lock:
+        with self._view:
             self._tracker.note(Event.OK, call.action_class, score)
             self._recent.pop(call.fingerprint, None)
             if call.params:
                 self._last_ok[call.tool] = call
-            now = self.clock()
-            self._note_progress(call, changing, digest, now)
-            # check() revalidated the index just before this call ran; asking the store again
-            # would double the cost of every success for a lift that can wait one call.
-            index = self._current_index(now) if self._generation is _UNLOADED else self._index
-            if index and liftable(index, call, adapter, self.policy):
-                pending, self._pending = [*self._pending, call], []
+            self._note_progress(call, changing, digest, self.clock())
+            if not lift:
+                self._pending.append(call)
+        lifted: tuple[Constraint, ...] = ()
+        if lift:
+            with self._lock:
+                now = self.clock()
+                with self._view:
+                    pending, self._pending = [*self._pending, call], []
                 with self._keeping(pending) as counts, self._write() as tx:
                     self._apply_successes(tx, pending, counts, now)
-                    lifted = lift_on_success(tx, call, index, adapter, self.policy, now)
-                    tx.receipt(
-                        "lift", {"by": call.fingerprint, "lifted": [c.key for c in lifted]}, now
-                    )
-                convergence = self._tracker.convergence()
-                outcome_signals(call.tool, None, None, (), lifted, self.scope)
-                return RecordResult(None, (), tuple(lifted), convergence)
-            self._pending.append(call)
-            if len(self._pending) + self._pending_refusals >= self._batch:
-                self.flush()
-            convergence = self._tracker.convergence()
-        outcome_signals(call.tool, None, None, (), (), self.scope)
-        return RecordResult(None, (), (), convergence)
+                    lifted = tuple(lift_on_success(tx, call, index, adapter, self.policy, now))
+                    keys = [c.key for c in lifted]
+                    tx.receipt("lift", {"by": call.fingerprint, "lifted": keys}, now)
+        elif full:
+            self.flush()
+        outcome_signals(call.tool, None, None, (), lifted, self.scope)
+        return RecordResult(None, (), lifted, self._tracker.convergence)
+
+    def _record_success_nowait(
+        self, call: Call | str, duration_ms: float | None = None, result: Any = NO_RESULT
+    ) -> RecordResult | None:
+        """Count a success in memory if that needs no store round trip; else return ``None``.
+
+        What an event loop calls after a guarded call succeeded: the common success is a
+        counter bumped in memory (flushed later, in a batch, off the loop). When the success
+        needs the store (it lifts a constraint, or fills the batch), ``None`` says to
+        :meth:`record` it off the loop instead.
+        """
+        if not isinstance(call, Call) or self._shadow:
+            return None
+        return self._record_success(call, None, result, nowait=True)
 
     def _note_progress(self, call: Call, changing: bool, digest: str | None, now: float) -> None:
         """Count a success towards a no-progress loop, or forget the loops it may end."""
@@ -546,14 +679,16 @@ class FailureMemory(MaintenanceMixin):
     @contextmanager
     def _keeping(self, pending: list[Call]) -> Iterator[Counter[str]]:
         """Take the pending counts; put them and ``pending`` back if the write fails."""
-        counts, self._pending_counts = self._pending_counts, Counter()
-        refusals, self._pending_refusals = self._pending_refusals, 0
+        with self._view:
+            counts, self._pending_counts = self._pending_counts, Counter()
+            refusals, self._pending_refusals = self._pending_refusals, 0
         try:
             yield counts
         except BaseException:
-            self._pending[:0] = pending
-            self._pending_counts.update(counts)
-            self._pending_refusals += refusals
+            with self._view:
+                self._pending[:0] = pending
+                self._pending_counts.update(counts)
+                self._pending_refusals += refusals
             raise
 
     @contextmanager
@@ -570,8 +705,9 @@ class FailureMemory(MaintenanceMixin):
             yield recording
         committed = tx.commit_generation
         if fresh and committed is not None:
-            recording.apply_to(self._index)
-            self._generation = committed
+            with self._view:
+                recording.apply_to(self._index)
+                self._generation = committed
 
     def _apply_successes(
         self, tx: Transaction, calls: Sequence[Call], counts: Counter[str], now: float
@@ -600,7 +736,8 @@ class FailureMemory(MaintenanceMixin):
     def flush(self) -> None:
         """Write the successes and refusals counted in memory (done in batches and at exit)."""
         with self._lock:
-            pending, self._pending = self._pending, []
+            with self._view:
+                pending, self._pending = self._pending, []
             if not pending and not self._pending_counts:
                 return
             now = self.clock()
@@ -667,7 +804,7 @@ class FailureMemory(MaintenanceMixin):
 
     def convergence(self) -> Convergence:
         """Return whether this session's agent is making progress."""
-        with self._lock:
+        with self._view:
             return self._tracker.convergence()
 
     def is_done(self) -> bool:
@@ -679,6 +816,9 @@ class FailureMemory(MaintenanceMixin):
         try:
             self.flush()
         finally:
+            worker, self._worker = self._worker, None
+            if worker is not None:
+                worker.shutdown(wait=True)  # writes already handed to the worker finish
             self.store.close()
 
 
@@ -695,6 +835,8 @@ def _reset_after_fork() -> None:
     _default_lock = threading.Lock()
     for memory in list(_MEMORIES):
         memory._lock = threading.RLock()
+        memory._view = threading.RLock()
+        memory._worker = None  # the parent's worker thread does not exist here
         memory._pending = []
         memory._pending_counts = Counter()
         memory._pending_refusals = 0

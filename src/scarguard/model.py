@@ -10,12 +10,15 @@ import enum
 import hashlib
 import json
 import math
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from scarguard.canonical import storable_text
+
+if TYPE_CHECKING:
+    from scarguard.naming.classify import Classification
 
 __all__ = [
     "Blame",
@@ -369,13 +372,28 @@ class RecordResult:
         failure: The stored failure (``None`` for a success).
         new_constraints: Constraints learned or escalated by this record.
         lifted: Constraints this record lifted (evidence that they no longer hold).
-        convergence: The session's convergence after the record.
+        convergence: The session's convergence after the record (computed when first read).
+        classification: How the failure was understood while it was recorded (signature,
+            blame, retry hint); ``None`` for a success. Retries use it instead of
+            classifying the error again.
     """
 
     failure: Failure | None
     new_constraints: tuple[Constraint, ...]
     lifted: tuple[Constraint, ...]
-    convergence: Convergence
+    _convergence: Convergence | Callable[[], Convergence] = attrs.field(
+        alias="convergence", eq=False, repr=False
+    )
+    classification: Classification | None = attrs.field(default=None, eq=False, repr=False)
+
+    @property
+    def convergence(self) -> Convergence:
+        """The session's convergence after the record."""
+        value = self._convergence
+        if not isinstance(value, Convergence):
+            value = value()
+            object.__setattr__(self, "_convergence", value)
+        return value
 
     @property
     def blame(self) -> Blame | None:

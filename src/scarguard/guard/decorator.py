@@ -1,7 +1,9 @@
 """``@guarded_tool``: refuse tool calls known to fail again, and record every outcome.
 
 The decorator is thin (as ``tenacity.retry`` is over ``Retrying``): it validates its options
-once, builds a :class:`~scarguard.toolguard.ToolGuard` and wraps the function in a wrapt
+once (:class:`~scarguard.guard.options.GuardOptions`), builds a
+:class:`~scarguard.guard.tool.ToolGuard` (whose drivers run one
+:class:`~scarguard.guard.step.Attempt` per call) and wraps the function in a wrapt
 proxy, choosing the sync or the async wrapper at decoration time. The proxy keeps the
 function's ``__name__``, ``__qualname__``, ``__doc__``, ``__wrapped__``, signature, type
 hints and ``inspect.iscoroutinefunction``, so agent frameworks build the same tool schema
@@ -29,15 +31,17 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 import attrs
 import wrapt
 
-from scarguard.binding import ArgBinder
 from scarguard.errors import ConfigurationError
-from scarguard.failure_checks import FailurePredicate, failure_when
 from scarguard.frameworks import CONTEXT_PARAM_NAMES, CONTEXT_TYPE_NAMES, framework_tool_name
+from scarguard.guard.binding import ArgBinder
+from scarguard.guard.failure_checks import FailurePredicate, failure_when
+from scarguard.guard.options import MEMORY_UNAVAILABLE, GuardOptions
+from scarguard.guard.retrying import Retry
+from scarguard.guard.tally import ToolStats
+from scarguard.guard.tool import ToolGuard
 from scarguard.memory import FailureMemory
 from scarguard.model import Decision
 from scarguard.policy import Policy
-from scarguard.retrying import Retry, as_retry
-from scarguard.toolguard import MEMORY_UNAVAILABLE, GuardOptions, ToolGuard, ToolStats
 
 __all__ = [
     "CONTEXT_PARAM_NAMES",
@@ -58,7 +62,6 @@ if TYPE_CHECKING:
 else:  # the runtime classes are not subscriptable
     _FunctionWrapper = wrapt.FunctionWrapper
     _BoundFunctionWrapper = wrapt.BoundFunctionWrapper
-_ON_BLOCK = ("raise", "return")
 
 
 class _GuardedAccess:
@@ -95,8 +98,8 @@ class _GuardedAccess:
     def last_decision(self) -> Decision | None:
         """The latest decision for this tool in the current thread or task.
 
-        Warnings (an allowed call the memory has doubts about) are only visible here and in
-        ``memory.check()``; nothing is added to the tool's result.
+        Warnings (an allowed call the memory has doubts about) are visible here and in
+        ``memory.check()``; they reach a string result only with ``warnings="append"``.
         """
         return self.guard.last_decision
 
@@ -261,9 +264,7 @@ def _targets_option(value: object, binder: ArgBinder) -> Any:
         return value
     names = (value,) if isinstance(value, str) else value
     if not isinstance(names, Iterable) or not all(isinstance(n, str) for n in names):
-        raise ConfigurationError(
-            f"targets= takes argument names or a callable(bound_args) -> targets, got {value!r}"
-        )
+        return value  # GuardOptions says what is wrong with it
     names = tuple(names)
     unknown = [n for n in names if n not in binder.names()]
     if unknown and not binder.accepts_any_keyword():
@@ -290,6 +291,7 @@ def guarded_tool(
     ignore_args: Sequence[str] = (),
     agent: str | None = None,
     provider: str | None = None,
+    warnings: str | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -307,6 +309,7 @@ def guarded_tool(
     ignore_args: Sequence[str] = (),
     agent: str | None = None,
     provider: str | None = None,
+    warnings: str | None = None,
 ) -> Any:
     """Guard a tool: refuse calls known to fail again, record every outcome.
 
@@ -322,7 +325,7 @@ def guarded_tool(
         on_block: ``"raise"`` a :class:`~scarguard.ToolBlocked`, or ``"return"`` its message
             as the tool's result (the body does not run either way).
         failure_when: A ``result -> bool`` predicate for tools that report failure by value
-            (see :data:`~scarguard.failure_checks.failure_when`); the result still reaches
+            (see :data:`~scarguard.failure_when`); the result still reaches
             the caller, and ``str(result)`` (bounded) is recorded as the error.
         retry: Retry retryable harness faults (never agent mistakes): a :class:`Retry`, a
             number of attempts, or a tenacity stop strategy.
@@ -334,6 +337,9 @@ def guarded_tool(
             :data:`CONTEXT_PARAM_NAMES`).
         agent: Recorded with each failure: which agent made the call.
         provider: Recorded with each failure: which model provider the agent used.
+        warnings: ``"append"``: when the decision carries warnings (allowed, with doubts),
+            append a one-line note of them to a string result, so the model reads them;
+            ``None`` (default): results are returned untouched.
 
     Returns:
         The guarded tool, or a decorator making one.
@@ -346,33 +352,27 @@ def guarded_tool(
         if callable(memory) or isinstance(memory, (classmethod, staticmethod)):
             return guarded_tool()(memory)
         raise ConfigurationError(f"guarded_tool takes a FailureMemory, got {memory!r}")
-    if on_block not in _ON_BLOCK:
-        raise ConfigurationError(f"on_block must be 'raise' or 'return', got {on_block!r}")
-    if failure_when is not None and not callable(failure_when):
-        raise ConfigurationError(f"failure_when must be callable, got {failure_when!r}")
-    if name is not None and (not isinstance(name, str) or not name.strip()):
-        raise ConfigurationError(f"name must be a non-empty string, got {name!r}")
-    if isinstance(ignore_args, str) or not all(isinstance(n, str) for n in ignore_args):
-        raise ConfigurationError(f"ignore_args must be a sequence of names, got {ignore_args!r}")
-    for label, value in (("agent", agent), ("provider", provider)):
-        if value is not None and not isinstance(value, str):
-            raise ConfigurationError(f"{label} must be a string, got {value!r}")
-    retry_value = as_retry(retry)
+    settings: dict[str, Any] = {
+        "on_block": on_block,
+        "failure_when": failure_when,
+        "retry": retry,
+        "fail_closed": fail_closed,
+        "ignore_args": ignore_args,
+        "agent": agent,
+        "provider": provider,
+        "warnings": warnings,
+    }
+    checked = GuardOptions(name=name if name is not None else "-", **settings)
 
     def decorate(func: F) -> F:
         _check_func(func)
-        binder = ArgBinder(func, ignore=ignore_args)
+        binder = ArgBinder(func, ignore=checked.ignore_args)
         raw = getattr(func, "__func__", func)
-        options = GuardOptions(
+        options = attrs.evolve(
+            checked,
             name=name or getattr(raw, "__name__", None) or type(raw).__name__,
             targets=_targets_option(targets, binder),
-            on_block=on_block,
-            failure_when=failure_when,
-            retry=retry_value,
-            fail_closed=bool(fail_closed),
-            ignore_args=tuple(ignore_args),
-            agent=agent,
-            provider=provider,
+            retry=checked.retry,
         )
         tool = _wrap(func, memory, options, binder)
         tool.guard.enabled = bool(enabled)

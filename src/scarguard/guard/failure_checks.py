@@ -5,7 +5,7 @@ Many tools never raise: they return ``{"error": ...}``, ``"Error: ..."`` or a
 any ``result -> bool`` callable; the common ones ship here::
 
     from scarguard import guarded_tool
-    from scarguard.failure_checks import failure_when
+    from scarguard import failure_when
 
     @guarded_tool(memory, failure_when=failure_when.any_of(
         failure_when.error_key, failure_when.nonzero_returncode))

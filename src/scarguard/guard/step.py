@@ -1,0 +1,416 @@
+r"""The one guard step: check a call, let it run, record what it did, retry harness faults.
+
+:class:`Attempt` is what :meth:`FailureMemory.attempt <scarguard.FailureMemory.attempt>`
+returns and what every entry point drives: ``@guarded_tool``, the framework integrations,
+the MCP proxy and agent CLI hooks. It is a small state machine::
+
+    created --enter: check--> refused            (nothing runs, nothing is recorded)
+                          \\-> open --succeeded()/failed()/exception/exit--> settled
+    settled --record--> recorded --retryable harness fault, retries left--> open again
+
+Entering checks the call; leaving the block (``with`` or ``async with``) records the settled
+outcome. Under ``async with`` the check reads only state held in memory when it can, and
+every store round trip (a reload, a record, a flush) runs on the memory's worker thread, so
+the event loop never waits on the store. Bookkeeping trouble is warned about and never
+changes what the block returns or raises.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from scarguard.errors import ConfigurationError
+from scarguard.guard._report import Reporter
+from scarguard.learning.progress import NO_RESULT
+from scarguard.model import Blame, Call, Decision, RecordResult
+
+if TYPE_CHECKING:
+    from scarguard.guard.options import GuardOptions
+    from scarguard.guard.retrying import Retry
+    from scarguard.guard.tally import Tally
+    from scarguard.memory import FailureMemory
+
+__all__ = ["Attempt"]
+
+_OPEN, _OK, _FAILED = "open", "ok", "failed"
+_BLAME_FIELD = {
+    Blame.AGENT: "agent_failures",
+    Blame.HARNESS: "harness_failures",
+    Blame.UNKNOWN: "unknown_failures",
+}
+
+
+class Attempt:
+    """One guarded call, as a context manager for ``with`` and ``async with``.
+
+    Entering the block checks the call: :attr:`refused`, :attr:`decision` and
+    :attr:`message` tell the outcome. Inside, :meth:`succeeded` and :meth:`failed` settle
+    what the call did (for tools that report failure in their result); an exception leaving
+    the block is recorded as a failure and propagates unchanged, with its traceback; a block
+    that leaves with neither call and no exception is recorded as a success. A refused
+    attempt records nothing. Build one with :meth:`FailureMemory.attempt`.
+
+    Attributes:
+        memory: The memory the call is checked against.
+        tool: The tool's name.
+        recorded: What the record did (``None`` until recorded, when refused, or when the
+            store could not record it).
+        check_error: The exception that kept the memory from checking the call (the call is
+            then allowed: scarguard fails open), or ``None``.
+    """
+
+    __slots__ = (
+        "_args",
+        "_call",
+        "_decision",
+        "_done",
+        "_error",
+        "_options",
+        "_report",
+        "_result",
+        "_retry_state",
+        "_started",
+        "_state",
+        "_status",
+        "_tally",
+        "_targets",
+        "_unavailable",
+        "check_error",
+        "memory",
+        "recorded",
+        "tool",
+    )
+
+    def __init__(
+        self,
+        memory: FailureMemory,
+        tool: str,
+        args: Mapping[str, Any] | None = None,
+        *,
+        targets: Sequence[str] | None = None,
+        options: GuardOptions | None = None,
+        tally: Tally | None = None,
+        report: Reporter | None = None,
+        unavailable: Exception | None = None,
+    ) -> None:
+        if not isinstance(tool, str) or not tool:
+            raise ConfigurationError(f"tool must be a non-empty string, got {tool!r}")
+        if args is not None and not isinstance(args, Mapping):
+            raise ConfigurationError(
+                f"args of {tool!r} must be a mapping of argument names, got {type(args).__name__}"
+            )
+        self.memory = memory
+        self.tool = tool
+        self._args: Mapping[str, Any] = args if args is not None else {}
+        self._targets = (targets,) if isinstance(targets, str) else targets
+        self._options = options
+        self._tally = tally
+        self._report = report or Reporter(tool)
+        self._call: Call | None = None
+        self._decision: Decision | None = None
+        self._state = _OPEN
+        self._done = False
+        self._error: BaseException | str | None = None
+        self._status: int | None = None
+        self._result: object = NO_RESULT
+        self._started = 0.0
+        self._retry_state: Any = None
+        self.recorded: RecordResult | None = None
+        self.check_error: Exception | None = None
+        self._unavailable = unavailable
+
+    def __repr__(self) -> str:
+        if self._decision is None:
+            verdict = "unchecked"
+        else:
+            verdict = "allowed" if self._decision.allowed else "refused"
+        return f"<Attempt {self.tool!r} {verdict} {self._state}{' recorded' * self._done}>"
+
+    # -- what the check said ---------------------------------------------------------------
+
+    @property
+    def decision(self) -> Decision:
+        """The check's :class:`~scarguard.Decision` (available once the block is entered).
+
+        Raises:
+            ConfigurationError: The attempt was not entered yet.
+        """
+        if self._decision is None:
+            raise ConfigurationError(
+                f"the attempt of {self.tool!r} has not been checked: use it in a with block"
+            )
+        return self._decision
+
+    @property
+    def refused(self) -> bool:
+        """Whether the call must not run (the block should return :attr:`message`)."""
+        return not self.decision.allowed
+
+    @property
+    def message(self) -> str:
+        """The text for the model: why it is refused, or warnings; empty when nothing to say."""
+        return self.decision.message
+
+    # -- settling the outcome --------------------------------------------------------------
+
+    def succeeded(self, result: object = None) -> None:
+        """Settle the call as a success; ``result`` is what the tool returned.
+
+        Raises:
+            ConfigurationError: The call was refused, or its outcome is already settled.
+        """
+        self._settle(_OK, None, None, result)
+
+    def failed(self, error: str | BaseException, *, status_code: int | None = None) -> None:
+        """Settle the call as a failure (for tools that report failure in their result).
+
+        Args:
+            error: The error text, or the exception the tool raised.
+            status_code: An HTTP-like status code, if the tool reports one.
+
+        Raises:
+            ConfigurationError: The call was refused, or its outcome is already settled.
+        """
+        if not isinstance(error, (str, BaseException)):
+            raise ConfigurationError(
+                f"failed() takes the error text or an exception, got {type(error).__name__}"
+            )
+        self._settle(_FAILED, error, status_code, None)
+
+    def settle_failure(self, text: str, result: object) -> None:
+        """Settle the call as failed by its result (``failure_when``): text and result kept."""
+        self._settle(_FAILED, text, None, result)
+
+    def _settle(
+        self, state: str, error: BaseException | str | None, status: int | None, result: object
+    ) -> None:
+        if self.refused:
+            raise ConfigurationError(
+                f"the call of {self.tool!r} was refused: it must not run, so it has no outcome"
+            )
+        if self._state != _OPEN:
+            raise ConfigurationError(f"the outcome of this {self.tool!r} call is already settled")
+        # None says nothing about progress (most tools that return nothing are commands)
+        kept = NO_RESULT if result is None else result
+        self._state, self._error, self._status, self._result = state, error, status, kept
+
+    def _settle_on_exit(self, exc: BaseException | None) -> bool:
+        """Settle what leaving the block means; return whether there is anything to record."""
+        if self._decision is None or not self._decision.allowed or self._done:
+            return False
+        if self._state == _OPEN:
+            if exc is None:
+                self._state = _OK
+            elif isinstance(exc, Exception):
+                self._state, self._error = _FAILED, exc
+            else:
+                return False  # cancelled or interrupted: the call did not finish either way
+        return True
+
+    # -- the steps -------------------------------------------------------------------------
+
+    @property
+    def retry(self) -> Retry | None:
+        """How harness faults are retried (``None``: they are not)."""
+        return self._options.retry if self._options is not None else None
+
+    def _describe(self) -> Call | None:
+        if self._unavailable is not None:
+            self._cannot_check(self._unavailable)
+            return None
+        try:
+            self._call = self.memory.describe(self.tool, self._args, targets=self._targets)
+        except Exception as exc:  # an adapter that raises must not break the call
+            self._cannot_check(exc)
+            return None
+        return self._call
+
+    def _cannot_check(self, exc: Exception) -> None:
+        """Decide without the memory: allow (fail open) or, with ``fail_closed``, refuse."""
+        self.check_error = exc
+        self._report("check", exc)
+        call = Call(self.tool, self._args, self._targets or ())
+        if self._options is not None and self._options.fail_closed:
+            from scarguard.guard.options import MEMORY_UNAVAILABLE
+
+            refusal = MEMORY_UNAVAILABLE.format(tool=self.tool)
+            self._decision = Decision(False, call, message=refusal)
+        else:
+            self._decision = Decision(True, call)
+
+    def _checked(self, decision: Decision) -> None:
+        self._decision = decision
+        tally = self._tally
+        if tally is not None:
+            tally.bump("calls")
+            if not decision.allowed:
+                tally.bump("blocked")
+        self._started = time.perf_counter()
+
+    def check(self) -> Decision:
+        """Check the call now (what entering a ``with`` block does); return the decision."""
+        call = self._describe()
+        if call is not None:
+            try:
+                decision = self.memory.check(call)
+            except Exception as exc:
+                self._cannot_check(exc)
+                decision = self._decision  # type: ignore[assignment]
+        else:
+            decision = self._decision  # type: ignore[assignment]
+        self._checked(decision)
+        return decision
+
+    async def check_async(self) -> Decision:
+        """Check the call without waiting on the store on the event loop."""
+        call = self._describe()
+        if call is not None:
+            try:
+                decision = self.memory._check_nowait(call)
+                if decision is None:
+                    decision = await self.memory._off_loop(self.memory.check, call)
+            except Exception as exc:
+                self._cannot_check(exc)
+                decision = self._decision
+        else:
+            decision = self._decision
+        assert decision is not None
+        self._checked(decision)
+        return decision
+
+    def _record_kwargs(self) -> dict[str, Any]:
+        elapsed = (time.perf_counter() - self._started) * 1000.0
+        if self._state == _OK:
+            return {"ok": True, "duration_ms": elapsed, "result": self._result}
+        options = self._options
+        return {
+            "ok": False,
+            "error": self._error,
+            "status_code": self._status,
+            "duration_ms": elapsed,
+            "agent": options.agent if options is not None else None,
+            "provider": options.provider if options is not None else None,
+            "result": self._result,
+        }
+
+    def record(self) -> RecordResult | None:
+        """Record the settled outcome now (what leaving a ``with`` block does)."""
+        kwargs = self._record_kwargs()
+        return self._recorded(self._safely(self.memory.record, kwargs), kwargs)
+
+    async def record_async(self) -> RecordResult | None:
+        """Record the settled outcome off the event loop."""
+        kwargs = self._record_kwargs()
+        memory = self.memory
+        call = self._call or self.tool
+        done: RecordResult | None = None
+        try:
+            if kwargs["ok"]:
+                done = memory._record_success_nowait(call, kwargs["duration_ms"], self._result)
+            if done is None:
+                done = await memory._off_loop(self._safely, memory.record, kwargs)
+        except Exception as exc:  # the worker itself could not be reached
+            self._report("record", exc)
+        return self._recorded(done, kwargs)
+
+    def _safely(self, record: Any, kwargs: dict[str, Any]) -> RecordResult | None:
+        try:
+            done: RecordResult = record(self._call or self.tool, self._args, **kwargs)
+        except Exception as exc:
+            self._report("record", exc)
+            return None
+        return done
+
+    def _recorded(self, done: RecordResult | None, kwargs: dict[str, Any]) -> RecordResult | None:
+        self.recorded = done
+        self._done = True
+        ok = kwargs["ok"]
+        tally = self._tally
+        if tally is not None:
+            if ok:
+                tally.bump("succeeded")
+            else:
+                tally.bump(_BLAME_FIELD[(done.blame if done else None) or Blame.UNKNOWN])
+                if done is not None and done.new_constraints:
+                    tally.bump("constraints_created", len(done.new_constraints))
+        return done
+
+    # -- retrying harness faults ------------------------------------------------------------
+
+    def retry_wait(self) -> float | None:
+        """Return how long to wait before trying a recorded failure again, or ``None``.
+
+        Only a retryable harness fault is retried (never an agent mistake), while the retry
+        policy's stop strategy allows, and not when the error asks to wait longer than
+        ``max_retry_after``. The classification made while recording decides; the error is
+        classified afresh only when it could not be recorded. On a retry the attempt is open
+        again: the same decision, one more try.
+        """
+        retry = self.retry
+        if retry is None or self._state != _FAILED or not self._done:
+            return None
+        from scarguard.guard.retrying import next_wait
+
+        done = self.recorded
+        try:
+            found = done.classification if done is not None else None
+            if found is None:
+                found = self.memory.classify(self._error)
+        except Exception:
+            return None
+        self._retry_state, wait = next_wait(
+            retry, self._retry_state, found, self._error, self._result
+        )
+        if wait is None:
+            return None
+        self._state, self._error, self._status, self._result = _OPEN, None, None, NO_RESULT
+        self._done, self.recorded = False, None
+        if self._tally is not None:
+            self._tally.bump("retries")
+        self._started = time.perf_counter()
+        return wait
+
+    def pause(self, seconds: float) -> None:
+        """Sleep before the next try, with the retry policy's ``sleep``."""
+        from scarguard.guard.retrying import sleep_sync
+
+        if self.retry is not None:
+            sleep_sync(self.retry, seconds)
+
+    async def pause_async(self, seconds: float) -> None:
+        """Sleep before the next try without blocking the event loop."""
+        from scarguard.guard.retrying import sleep_async
+
+        if self.retry is not None:
+            await sleep_async(self.retry, seconds)
+
+    # -- the context manager protocol -----------------------------------------------------
+
+    def __enter__(self) -> Attempt:
+        self.check()
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._settle_on_exit(exc):
+            self.record()
+
+    async def __aenter__(self) -> Attempt:
+        await self.check_async()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._settle_on_exit(exc):
+            await self.record_async()

@@ -1,0 +1,219 @@
+"""The drivers behind ``@guarded_tool``: one guard step per call, sync or async.
+
+:class:`ToolGuard` holds what was decided at decoration time (the argument binder, the
+validated options, the memory, the counters) and turns each call of the tool into one
+:class:`~scarguard.guard.step.Attempt`: bind the arguments, check, run, record, and retry a
+harness fault while the step says so. The sync and async drivers differ only in ``await``;
+every decision is the step's.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from scarguard.errors import ToolBlocked
+from scarguard.guard._report import Reporter
+from scarguard.guard.binding import ArgBinder
+from scarguard.guard.failure_checks import describe_failure
+from scarguard.guard.options import MEMORY_UNAVAILABLE, GuardOptions
+from scarguard.guard.step import Attempt
+from scarguard.guard.tally import Tally, ToolStats
+from scarguard.memory import FailureMemory, default_memory
+from scarguard.model import Decision
+
+__all__ = ["MEMORY_UNAVAILABLE", "GuardOptions", "ToolGuard", "ToolStats", "warning_note"]
+
+_NOTE_LIMIT = 300
+
+
+def warning_note(decision: Decision) -> str:
+    """Return a one-line note of a decision's warnings ("" when it has none)."""
+    if not decision.warnings:
+        return ""
+    text = " ".join(" ".join(v.reason.split()) for v in decision.warnings)
+    if len(text) > _NOTE_LIMIT:
+        text = text[: _NOTE_LIMIT - 1] + "…"
+    return f"[scarguard warning] {text}"
+
+
+class ToolGuard:
+    """Check, run and record the calls of one tool.
+
+    Args:
+        memory: The memory, or ``None`` for :func:`~scarguard.memory.default_memory`
+            resolved at each call.
+        options: The validated options.
+        binder: The argument binder built from ``func``'s signature.
+    """
+
+    def __init__(
+        self, memory: FailureMemory | None, options: GuardOptions, binder: ArgBinder
+    ) -> None:
+        self.options = options
+        self.name = options.name
+        self.enabled = True
+        self.explicit_memory = memory
+        self._binder = binder
+        self._tally = Tally()
+        self._report = Reporter(options.name, fail_closed=options.fail_closed, tally=self._tally)
+        self._last: contextvars.ContextVar[Decision | None] = contextvars.ContextVar(
+            f"scarguard_last_decision_{options.name}", default=None
+        )
+
+    @property
+    def memory(self) -> FailureMemory:
+        """The memory calls are checked against (the default one, if none was given)."""
+        return self.explicit_memory if self.explicit_memory is not None else default_memory()
+
+    @property
+    def last_decision(self) -> Decision | None:
+        """The latest decision in the current thread or task (``None`` before any)."""
+        return self._last.get()
+
+    @property
+    def _lock(self) -> threading.Lock:
+        """The counters' lock (reset in a forked child)."""
+        return self._tally.lock
+
+    def stats(self) -> ToolStats:
+        """Return a snapshot of this tool's counters."""
+        return self._tally.snapshot()
+
+    # -- the steps around the tool's own code ---------------------------------------------
+
+    def begin(self, instance: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Attempt:
+        """Return the guard step of one call, its arguments bound by name (not yet checked)."""
+        bound = self._binder.bind(instance, args, kwargs)
+        targets = self._resolve_targets(bound) if self.options.targets is not None else None
+        try:
+            memory: FailureMemory | None = self.memory
+            unavailable = None
+        except Exception as exc:  # the default memory could not be opened
+            memory, unavailable = None, exc
+        return Attempt(
+            memory,  # type: ignore[arg-type]  # None only with `unavailable`
+            self.name,
+            bound,
+            targets=targets,
+            options=self.options,
+            tally=self._tally,
+            report=self._report,
+            unavailable=unavailable,
+        )
+
+    def checked(self, step: Attempt) -> Any:
+        """Note the step's decision; return the refusal text, raise it, or return ``None``.
+
+        Raises:
+            ToolBlocked: The call is refused and ``on_block="raise"``.
+        """
+        self._last.set(None if step.check_error is not None else step.decision)
+        if not step.refused:
+            return None
+        if self.options.on_block == "return":
+            return step.message
+        raise ToolBlocked(step.decision) from step.check_error
+
+    def returned(self, step: Attempt, result: Any) -> None:
+        """Settle a returned result: a success, or a failure that ``failure_when`` sees."""
+        predicate = self.options.failure_when
+        if predicate is not None:
+            try:
+                flagged = bool(predicate(result))
+                text = describe_failure(result) if flagged else ""
+            except Exception as exc:
+                self._report("failure_when", exc)
+                flagged = False
+            if flagged:
+                step.settle_failure(text, result)
+                return
+        step.succeeded(result)
+
+    def deliver(self, step: Attempt, result: Any) -> Any:
+        """Return the result, with a note of the decision's warnings if asked for."""
+        if self.options.warnings == "append" and isinstance(result, str):
+            note = warning_note(step.decision)
+            if note:
+                return f"{result}\n{note}" if result else note
+        return result
+
+    def _resolve_targets(self, bound: Mapping[str, Any]) -> Sequence[str] | None:
+        spec = self.options.targets
+        try:
+            if callable(spec):
+                found = spec(bound)
+                return None if found is None else tuple(str(t) for t in found)
+            targets: list[str] = []
+            for name in spec or ():
+                value = bound.get(name)
+                if isinstance(value, (list, tuple, set, frozenset)):
+                    targets.extend(str(v) for v in value)
+                elif value is not None:
+                    targets.append(str(value))
+            return tuple(targets)
+        except Exception as exc:
+            self._report("targets", exc)
+            return None
+
+    # -- the two drivers ------------------------------------------------------------------
+
+    def call_sync(
+        self,
+        wrapped: Callable[..., Any],
+        instance: object,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """Run a synchronous call under guard (the wrapt wrapper)."""
+        if not self.enabled:
+            return wrapped(*args, **kwargs)
+        step = self.begin(instance, args, kwargs)
+        step.check()
+        if (refusal := self.checked(step)) is not None:
+            return refusal
+        while True:
+            try:
+                result = wrapped(*args, **kwargs)
+            except Exception as exc:
+                step.failed(exc)
+                step.record()
+                if (wait := step.retry_wait()) is None:
+                    raise
+            else:
+                self.returned(step, result)
+                step.record()
+                if (wait := step.retry_wait()) is None:
+                    return self.deliver(step, result)
+            step.pause(wait)
+
+    async def call_async(
+        self,
+        wrapped: Callable[..., Any],
+        instance: object,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """Run a coroutine call under guard (the wrapt wrapper); the store stays off the loop."""
+        if not self.enabled:
+            return await wrapped(*args, **kwargs)
+        step = self.begin(instance, args, kwargs)
+        await step.check_async()
+        if (refusal := self.checked(step)) is not None:
+            return refusal
+        while True:
+            try:
+                result = await wrapped(*args, **kwargs)
+            except Exception as exc:
+                step.failed(exc)
+                await step.record_async()
+                if (wait := step.retry_wait()) is None:
+                    raise
+            else:
+                self.returned(step, result)
+                await step.record_async()
+                if (wait := step.retry_wait()) is None:
+                    return self.deliver(step, result)
+            await step.pause_async(wait)
