@@ -236,3 +236,44 @@ def test_instrument_without_opentelemetry_is_a_clear_error(
     with pytest.raises(telemetry.ConfigurationError, match=r"scarguard\[otel\]"):
         telemetry.instrument()
     assert trace.get_current_span() is not None
+
+
+AUTO = """
+import sys
+from opentelemetry import trace
+from scarguard import FailureMemory, telemetry
+m = FailureMemory(':memory:', project='p')
+print("before a provider:", telemetry._otel() is None)
+if sys.argv[1] == "sdk":
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    spans = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(spans))
+    trace.set_tracer_provider(provider)
+    telemetry._asked_at = float("-inf")  # do not wait out the once-a-second look
+    with trace.get_tracer("agent").start_as_current_span("step"):
+        m.check("read_file", {"path": "a"})
+    print("events:", [e.name for s in spans.get_finished_spans() for e in s.events])
+else:
+    print("after import only:", telemetry._otel() is None)
+"""
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("sdk", ["before a provider: True", "events: ['scarguard.decision']"]),
+        ("api", ["before a provider: True", "after import only: True"]),
+    ],
+)
+def test_signals_start_by_themselves_once_the_application_sets_a_provider(
+    mode: str, expected: list[str]
+) -> None:
+    """Auto mode: no signal while only the API is imported; span events once an SDK is set."""
+    done = subprocess.run(
+        [sys.executable, "-c", AUTO, mode], capture_output=True, text=True, timeout=60,
+        check=True,
+    )  # fmt: skip
+    assert done.stdout.splitlines() == expected

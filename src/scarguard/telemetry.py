@@ -16,8 +16,8 @@ and targets are stripped of control characters and redacted, errors are not logg
 
 OpenTelemetry is optional (``pip install "scarguard[otel]"``: the API package only; the
 application brings its SDK). scarguard never imports it by itself: signals are emitted once
-the application has imported ``opentelemetry`` (it uses OpenTelemetry), or after
-:func:`instrument`; :func:`uninstrument` stops them. Each check adds a
+the application uses OpenTelemetry (it imported ``opentelemetry`` and set a tracer or meter
+provider), or after :func:`instrument`; :func:`uninstrument` stops them. Each check adds a
 ``scarguard.decision`` event to the current span, each record a ``scarguard.outcome``
 event, and four counters count:
 
@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import sys
 import threading
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -64,6 +65,10 @@ _state: str = _AUTO
 _meter_provider: Any = None
 _signals: _Signals | None = None
 _signals_lock = threading.Lock()
+_ASK_EVERY = 1.0
+"""Seconds between two looks at whether the application set an OpenTelemetry provider."""
+_asked_at = float("-inf")
+_live = False
 
 
 class _Signals:
@@ -129,10 +134,39 @@ def uninstrument() -> None:
         _state, _meter_provider, _signals = "off", None, None
 
 
+def _configured() -> bool:
+    """Return whether the application set a tracer or meter provider (an SDK's)."""
+    trace = sys.modules.get("opentelemetry.trace")
+    metrics = sys.modules.get("opentelemetry.metrics")
+    unset = {"ProxyTracerProvider", "NoOpTracerProvider", "_ProxyMeterProvider",
+             "NoOpMeterProvider"}  # fmt: skip
+    providers = [
+        getattr(module, getter)()
+        for module, getter in ((trace, "get_tracer_provider"), (metrics, "get_meter_provider"))
+        if module is not None
+    ]
+    return any(type(p).__name__ not in unset for p in providers)
+
+
+def _in_use() -> bool:
+    """Return whether the application uses OpenTelemetry (re-asked at most once a second).
+
+    Imported but without a provider set (a library pulled the API in), every signal would
+    be a no-op costing microseconds per call: skip them until a provider is set.
+    """
+    global _asked_at, _live
+    if "opentelemetry" not in sys.modules:
+        return False
+    now = time.monotonic()
+    if now - _asked_at >= _ASK_EVERY:
+        _asked_at, _live = now, _configured()
+    return _live
+
+
 def _otel() -> _Signals | None:
     """Return the instruments, or ``None`` when OpenTelemetry is not in use."""
     global _signals
-    if _state == "off" or (_state == _AUTO and "opentelemetry" not in sys.modules):
+    if _state == "off" or (_state == _AUTO and not _in_use()):
         return None
     signals = _signals
     if signals is None:
