@@ -1,14 +1,18 @@
 """Effectiveness benchmark: does scarguard stop a forgetful agent repeating failures, and
 what does it refuse that would have worked?
 
-Two seeded, deterministic simulations, each run with and without scarguard on the same seeds:
+Three seeded, deterministic simulations, each run with and without scarguard on the same seeds:
 
 1. **Tool loop** — the world of the published long-horizon benchmark of the TypeScript loop
    design scarguard grows from (six files, three missing paths, five tools). The agent sees
    only its last ``W`` executed outcomes; once a failure has scrolled out of view it replays
    one with probability 0.30. The random source and the order of draws are those of the
    published simulation, so the unguarded run reproduces its figures exactly.
-2. **Hyper-parameter sweep** — a model whose memory grows with batch size, width and depth
+2. **Effects world** (``bench/_effects.py``) — the same forgetful agent in a small project on
+   real files where actions have effects (creates create, edits change files, generators,
+   ``git merge`` and builds make files appear, a Makefile gains a target), beside an oracle
+   floor that refuses exactly the repeats and missing-path calls that would fail now.
+3. **Hyper-parameter sweep** — a model whose memory grows with batch size, width and depth
    runs out of memory above a fixed budget; a hill-climbing proposer runs five sessions of
    25 trials sharing one store.
 
@@ -31,6 +35,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import machine, mulberry32, write_result
+from _effects import effects_world
 
 from scarguard import FailureMemory
 from scarguard.adapters.ml_training import MLTrainingAdapter
@@ -553,6 +558,26 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print("\nTargets at W=20:")
         for name, t in result["targets_w20"].items():
             print(f"  {name:<40}{t['value']:>10}  {'met' if t['met'] else 'NOT MET'}")
+
+    effects = effects_world(seeds, 20, calls)
+    result["effects_world"] = effects
+    print(f"\nEffects world (real files), W=20, {calls} calls, means over seeds {seeds}:")
+    print(f"  {'':<15}{'success':>9}{'fail':>9}{'refused':>9}{'ref->ok':>9}{'wasted':>9}")
+    for label, arm in (("unguarded", "unguarded"), ("scarguard", "scarguard"),
+                       ("oracle floor", "oracle")):  # fmt: skip
+        m = effects[arm]["mean"]
+        print(
+            f"  {label:<15}{m['successes']:>9.1f}{m['failures']:>9.1f}{m['refused']:>9.1f}"
+            f"{m['refused_would_succeed']:>9.1f}{m['wasted']:>9.1f}"
+        )
+    wrong = sorted(effects["scarguard"]["refused_ok_cases"].items(), key=lambda kv: -kv[1])
+    if wrong:
+        print("  refused although it would have succeeded (all seeds):")
+        for case, count in wrong[:8]:
+            print(f"    {count:>4}  {case}")
+    print("Targets of the effects world at W=20:")
+    for name, t in effects["targets"].items():
+        print(f"  {name:<40}{t['value']:>10}  {'met' if t['met'] else 'NOT MET'}")
 
     result["degradation"] = []
     print(f"\nDegradation curve (W=20, means over seeds {seeds}):")

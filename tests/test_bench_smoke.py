@@ -118,3 +118,34 @@ def test_cost_contention_loses_nothing(cost: dict) -> None:
     assert c["processes"] == 4
     assert c["lost"] == 0 and c["lock_errors"] == 0 and c["other_errors"] == 0
     assert c["integrity_check"] == "ok" and c["chain_valid"] is True
+
+
+def test_effects_world_structure(effect: dict) -> None:
+    """The effects world reports the three arms per seed, their means and the three targets."""
+    world = effect["effects_world"]
+    assert world["window"] == 20
+    for arm in ("unguarded", "scarguard", "oracle"):
+        assert len(world[arm]["per_seed"]) == len(world["seeds"])
+        assert {"successes", "failures", "refused", "refused_would_succeed", "wasted"} <= set(
+            world[arm]["mean"]
+        )
+    assert set(world["targets"]) == {
+        "wasted_within_1.10x_of_floor",
+        "refused_would_succeed_at_most_0.5pct",
+        "successes_at_least_93pct_of_unguarded",
+    }
+
+
+def test_effects_world_invariants(effect: dict) -> None:
+    """Every arm makes the same number of calls; the oracle never refuses a call that would
+    succeed and wastes no more than scarguard or the unguarded agent."""
+    world = effect["effects_world"]
+    for arm in ("unguarded", "scarguard", "oracle"):
+        for row in world[arm]["per_seed"]:
+            assert row["successes"] + row["failures"] + row["refused"] == world["calls"]
+            assert row["wasted"] == row["failures"] + row["refused_would_succeed"]
+    assert world["unguarded"]["mean"]["refused"] == 0
+    assert world["oracle"]["mean"]["refused_would_succeed"] == 0
+    floor = world["oracle"]["mean"]["wasted"]
+    assert floor <= world["scarguard"]["mean"]["wasted"]
+    assert floor < world["unguarded"]["mean"]["wasted"]
