@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from scarguard.cli import commands
+from scarguard.cli import agents, commands
 from scarguard.cli.commands import EXIT_BROKEN, EXIT_OK, EXIT_STORE, EXIT_USAGE
 from scarguard.cli.parser import build_parser
 from scarguard.errors import ScarguardError
@@ -45,7 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     try:
-        return commands.run(args)
+        handled = agents.run(args)
+        return handled if handled is not None else commands.run(args)
     except commands.CommandError as exc:
         _fail(args.command, exc)
         return exc.code

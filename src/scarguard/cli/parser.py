@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from scarguard.cli import agents
+
 __all__ = ["build_parser"]
 
 _DESCRIPTION = """\
@@ -149,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="what one tool call costs, to show what the refused calls would have cost",
     )
     stats.add_argument("--days", type=_positive, default=14, help="days in the series (14)")
+    agents.add_commands(sub)
     return parser
 
 

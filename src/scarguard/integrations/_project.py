@@ -1,0 +1,67 @@
+"""Find the project a tool call belongs to, and open its memory.
+
+The MCP proxy and the agent CLI hooks run where the agent works, not in code the user wrote,
+so they cannot be handed a :class:`~scarguard.FailureMemory`. They open one the same way:
+``--path`` (or ``$SCARGUARD_PATH``), else ``.scarguard/memory.db`` at the project root, the
+nearest directory at or above the working directory that holds ``.git`` (else the working
+directory itself). Every agent working in one repository, whatever subdirectory it starts
+in, shares one memory.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from scarguard.memory import FailureMemory
+from scarguard.stores.factory import DEFAULT_PATH, PATH_ENV
+
+__all__ = ["open_project_memory", "project_root"]
+
+
+def project_root(start: str | os.PathLike[str] | None = None) -> Path:
+    """Return the nearest directory at or above ``start`` that holds ``.git``, else ``start``.
+
+    Args:
+        start: Where to look from (default: the current directory).
+    """
+    here = Path(start if start is not None else os.getcwd()).expanduser().resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return here
+
+
+def memory_path(path: str | None, root: Path) -> str:
+    """Return the store a proxy or hook uses: ``path``, ``$SCARGUARD_PATH`` or the root's."""
+    if path:
+        return path
+    from_env = os.environ.get(PATH_ENV)
+    if from_env:
+        return os.path.expanduser(from_env)
+    return str(root / DEFAULT_PATH)
+
+
+def open_project_memory(
+    path: str | None = None,
+    *,
+    workspace: str = "default",
+    project: str = "default",
+    cwd: str | os.PathLike[str] | None = None,
+) -> FailureMemory:
+    """Open the memory of the project that ``cwd`` lies in.
+
+    Args:
+        path: An explicit store (a file, ``:memory:`` or a ``postgresql://`` URL).
+        workspace: Tenant workspace.
+        project: Tenant project.
+        cwd: The agent's working directory (default: this process's).
+
+    Raises:
+        StoreError: The store cannot be opened.
+    """
+    root = project_root(cwd)
+    location = memory_path(path, root)
+    if "://" not in location and location != ":memory:":
+        Path(location).expanduser().parent.mkdir(parents=True, exist_ok=True)
+    return FailureMemory(location, workspace=workspace, project=project)

@@ -1,0 +1,430 @@
+"""``scarguard mcp``: a failure memory in front of any MCP server, without touching the agent.
+
+The proxy is a stdio MCP server that starts the upstream server as its child (or connects to
+a Streamable HTTP endpoint) and forwards everything: the upstream's name, version,
+instructions and capabilities, ``tools/list`` unchanged (only the cursor is forwarded, never
+the client's other list parameters), prompts, resources, completions, notifications, progress
+and cancellation. Every ``tools/call`` goes through :meth:`FailureMemory.attempt
+<scarguard.FailureMemory.attempt>`:
+
+- a refused call never reaches the upstream: the client gets a ``CallToolResult`` with
+  ``isError: true`` and the reason;
+- an upstream result with ``isError`` is recorded as a failure from its text, and a JSON-RPC
+  error is recorded from its message and passed on unchanged;
+- anything else is recorded as a success.
+
+When the upstream exits or crashes, the call in flight and every later one get a clear
+error naming the upstream command; that is recorded as an infrastructure fault, never as the
+agent's mistake. The guard block (:class:`~scarguard.PromptGuard`) is offered as the prompt
+``repeat_failure_guard`` and the resource ``scarguard://guard``.
+
+Needs the ``mcp`` extra (``pip install 'scarguard[mcp]'``); ``import scarguard`` never
+imports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shlex
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
+
+import anyio
+import attrs
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import NotificationOptions, Server
+from mcp.server.session import ServerSession
+from mcp.server.stdio import stdio_server
+from mcp.shared.exceptions import MCPError
+
+from scarguard.memory import FailureMemory
+from scarguard.prompt import PromptGuard
+
+__all__ = ["GUARD_PROMPT", "GUARD_URI", "Upstream", "UpstreamError", "serve"]
+
+GUARD_PROMPT = "repeat_failure_guard"
+"""The name of the prompt that carries the guard block."""
+GUARD_URI = "scarguard://guard"
+"""The URI of the resource that carries the guard block."""
+_NOTHING_YET = "No repeated failures recorded yet."
+_log = logging.getLogger("scarguard.mcp")
+Ctx = ServerRequestContext[Any]
+
+
+class UpstreamError(Exception):
+    """The upstream MCP server could not be started, or did not answer ``initialize``."""
+
+
+@attrs.frozen
+class Upstream:
+    """Where the upstream MCP server is.
+
+    Attributes:
+        command: The command that starts it over stdio (empty with ``url``).
+        url: A Streamable HTTP endpoint instead of a command.
+        env: The child's whole environment (default: this process's environment; the SDK
+            alone would pass only a few safe variables such as ``PATH`` and ``HOME``).
+        cwd: The child's working directory.
+    """
+
+    command: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    url: str | None = None
+    env: Mapping[str, str] | None = None
+    cwd: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if bool(self.command) == bool(self.url):
+            raise ValueError("give the upstream as a command or as a url, not both or neither")
+
+    @property
+    def label(self) -> str:
+        """How error messages name the upstream."""
+        return self.url or shlex.join(self.command)
+
+    @asynccontextmanager
+    async def connect(self) -> AsyncIterator[tuple[Any, Any]]:
+        """Start or reach the upstream and yield its read and write streams."""
+        if self.url:
+            async with streamable_http_client(self.url) as streams:
+                yield streams
+            return
+        params = StdioServerParameters(
+            command=self.command[0],
+            args=list(self.command[1:]),
+            env=dict(os.environ if self.env is None else self.env),
+            cwd=self.cwd,
+        )
+        async with stdio_client(params) as streams:
+            yield streams
+
+
+def _text(result: types.CallToolResult) -> str:
+    """Return the text an error result carries (what the memory classifies)."""
+    parts = [block.text for block in result.content if isinstance(block, types.TextContent)]
+    if not parts and result.structured_content is not None:
+        parts.append(str(result.structured_content))
+    return "\n".join(parts) or "the tool reported an error without text"
+
+
+def _error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(text=text)], is_error=True)
+
+
+class _Proxy:
+    """The handlers of one proxied connection: each forwards to the upstream session."""
+
+    def __init__(
+        self,
+        memory: FailureMemory,
+        upstream: ClientSession,
+        init: types.InitializeResult,
+        label: str,
+    ) -> None:
+        self.memory = memory
+        self.upstream = upstream
+        self.init = init
+        self.label = label
+        self.gone: str | None = None
+        self.downstream: ServerSession | None = None
+        self.guard = PromptGuard(memory)
+
+    # -- the connection to the client --------------------------------------------------------
+
+    def build(self) -> Server[Any]:
+        """Return the low-level server, with a handler for what the upstream offers."""
+        caps = self.init.capabilities
+        info = self.init.server_info
+        server: Server[Any] = Server(
+            info.name,
+            version=info.version,
+            title=info.title,
+            description=info.description,
+            instructions=self.init.instructions,
+            website_url=info.website_url,
+            icons=info.icons,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
+            on_list_resources=self.list_resources,
+            on_read_resource=self.read_resource,
+        )
+        if caps.tools is not None:
+            server.add_request_handler("tools/list", types.PaginatedRequestParams, self.list_tools)
+            server.add_request_handler("tools/call", types.CallToolRequestParams, self.call_tool)
+        if caps.resources is not None:
+            server.add_request_handler(
+                "resources/templates/list", types.PaginatedRequestParams, self.list_templates
+            )
+            if caps.resources.subscribe:
+                server.add_request_handler(
+                    "resources/subscribe", types.SubscribeRequestParams, self.subscribe
+                )
+                server.add_request_handler(
+                    "resources/unsubscribe", types.UnsubscribeRequestParams, self.unsubscribe
+                )
+        if caps.completions is not None:
+            server.add_request_handler(
+                "completion/complete", types.CompleteRequestParams, self.complete
+            )
+        if caps.logging is not None:
+            server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self.set_level)
+        server.add_notification_handler(
+            "notifications/initialized", types.NotificationParams, self.initialized
+        )
+        return server
+
+    def options(self, server: Server[Any]) -> Any:
+        """Return the initialization options: the upstream's capabilities, plus the guard's."""
+        caps = self.init.capabilities
+        changed = NotificationOptions(
+            prompts_changed=bool(caps.prompts and caps.prompts.list_changed),
+            resources_changed=bool(caps.resources and caps.resources.list_changed),
+            tools_changed=bool(caps.tools and caps.tools.list_changed),
+        )
+        return server.create_initialization_options(changed, caps.experimental)
+
+    async def initialized(self, ctx: Ctx, params: types.NotificationParams) -> None:
+        self.downstream = ctx.session
+
+    async def relay(self, message: types.ServerNotification | Exception) -> None:
+        """Pass an upstream notification (list changed, resource updated...) to the client."""
+        if isinstance(message, Exception):
+            _log.warning("upstream %s: %s", self.label, message)
+            return
+        if self.downstream is not None:
+            await self.downstream.send_notification(message)
+
+    async def relay_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        if self.downstream is not None:
+            await self.downstream.send_notification(
+                types.LoggingMessageNotification(params=params)
+            )
+
+    def _closed(self, exc: MCPError) -> bool:
+        if exc.code != types.CONNECTION_CLOSED:
+            return False
+        if self.gone is None:
+            self.gone = (
+                f"scarguard: the upstream MCP server ({self.label}) closed the connection: it "
+                "exited or crashed, and this call did not complete. Its tools are unavailable "
+                "until the MCP server is restarted."
+            )
+            _log.error("%s", self.gone)
+        return True
+
+    def _unavailable(self) -> MCPError:
+        return MCPError(code=types.CONNECTION_CLOSED, message=self.gone or "upstream closed")
+
+    # -- tools -----------------------------------------------------------------------------
+
+    async def list_tools(
+        self, ctx: Ctx, params: types.PaginatedRequestParams
+    ) -> types.ListToolsResult:
+        self.downstream = ctx.session
+        cursor = types.PaginatedRequestParams(cursor=params.cursor) if params.cursor else None
+        return await self._forward(self.upstream.list_tools(params=cursor))
+
+    async def call_tool(self, ctx: Ctx, params: types.CallToolRequestParams) -> Any:
+        self.downstream = ctx.session
+        if self.gone is not None:
+            return _error_result(self.gone)
+        arguments = dict(params.arguments or {})
+        meta = {k: v for k, v in (params.meta or {}).items() if k != "progressToken"}
+        wants_progress = params.meta is not None and "progressToken" in params.meta
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            await ctx.session.report_progress(value, total, message)
+
+        rpc_error: MCPError | None = None
+        async with self.memory.attempt(params.name, arguments) as attempt:
+            if attempt.refused:
+                return _error_result(attempt.message)
+            try:
+                result = await self.upstream.call_tool(
+                    params.name,
+                    arguments,
+                    progress_callback=progress if wants_progress else None,
+                    meta=types.RequestParamsMeta(**meta) if meta else None,
+                    input_responses=params.input_responses,
+                    request_state=params.request_state,
+                    allow_input_required=True,
+                )
+            except MCPError as exc:
+                if self._closed(exc):
+                    attempt.failed(ConnectionError(self.gone))
+                    return _error_result(self.gone or "")
+                attempt.failed(exc.message)
+                rpc_error = exc
+            else:
+                if isinstance(result, types.CallToolResult) and result.is_error:
+                    attempt.failed(_text(result))
+                else:
+                    attempt.succeeded(result)
+                return result
+        raise rpc_error
+
+    # -- prompts and resources, with the guard's own ----------------------------------------
+
+    def _guard_text(self) -> str:
+        return self.guard.block() or _NOTHING_YET
+
+    async def list_prompts(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        self.downstream = ctx.session
+        cursor = params.cursor if params is not None else None
+        if self.init.capabilities.prompts is not None:
+            page = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            listed = await self._forward(self.upstream.list_prompts(params=page))
+        else:
+            listed = types.ListPromptsResult(prompts=[])
+        if cursor is None:
+            guard = types.Prompt(
+                name=GUARD_PROMPT,
+                description="What failed before in this project: do not repeat it (scarguard).",
+            )
+            listed = listed.model_copy(update={"prompts": [*listed.prompts, guard]})
+        return listed
+
+    async def get_prompt(
+        self, ctx: Ctx, params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        if params.name == GUARD_PROMPT:
+            message = types.PromptMessage(
+                role="user", content=types.TextContent(text=self._guard_text())
+            )
+            return types.GetPromptResult(description="scarguard guard block", messages=[message])
+        return await self._forward(self.upstream.get_prompt(params.name, params.arguments))
+
+    async def list_resources(
+        self, ctx: Ctx, params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        self.downstream = ctx.session
+        cursor = params.cursor if params is not None else None
+        if self.init.capabilities.resources is not None:
+            page = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            listed = await self._forward(self.upstream.list_resources(params=page))
+        else:
+            listed = types.ListResourcesResult(resources=[])
+        if cursor is None:
+            guard = types.Resource(
+                uri=GUARD_URI,
+                name="repeat failure guard",
+                description="What failed before in this project (scarguard).",
+                mime_type="text/markdown",
+            )
+            listed = listed.model_copy(update={"resources": [*listed.resources, guard]})
+        return listed
+
+    async def read_resource(
+        self, ctx: Ctx, params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        if str(params.uri) == GUARD_URI:
+            contents = types.TextResourceContents(
+                uri=GUARD_URI, text=self._guard_text(), mime_type="text/markdown"
+            )
+            return types.ReadResourceResult(contents=[contents])
+        return await self._forward(self.upstream.read_resource(params.uri))
+
+    async def list_templates(
+        self, ctx: Ctx, params: types.PaginatedRequestParams
+    ) -> types.ListResourceTemplatesResult:
+        page = types.PaginatedRequestParams(cursor=params.cursor) if params.cursor else None
+        return await self._forward(self.upstream.list_resource_templates(params=page))
+
+    async def subscribe(self, ctx: Ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        return await self._forward(self.upstream.subscribe_resource(params.uri))
+
+    async def unsubscribe(
+        self, ctx: Ctx, params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        return await self._forward(self.upstream.unsubscribe_resource(params.uri))
+
+    async def complete(self, ctx: Ctx, params: types.CompleteRequestParams) -> types.CompleteResult:
+        context = params.context.arguments if params.context is not None else None
+        argument = {params.argument.name: params.argument.value}
+        return await self._forward(self.upstream.complete(params.ref, argument, context))
+
+    async def set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+        return await self._forward(self.upstream.set_logging_level(params.level))
+
+    async def _forward(self, request: Any) -> Any:
+        """Await an upstream request; a closed upstream becomes a clear JSON-RPC error."""
+        if self.gone is not None:
+            request.close()
+            raise self._unavailable()
+        try:
+            return await request
+        except MCPError as exc:
+            if self._closed(exc):
+                raise self._unavailable() from None
+            raise
+
+
+async def serve(
+    memory: FailureMemory,
+    upstream: Upstream,
+    *,
+    streams: tuple[Any, Any] | None = None,
+) -> None:
+    """Serve MCP on stdio (or ``streams``) in front of ``upstream``, until the client leaves.
+
+    Args:
+        memory: The memory every ``tools/call`` is checked against and recorded in.
+        upstream: The server to forward to.
+        streams: The client's read and write streams (default: this process's stdio).
+
+    Raises:
+        UpstreamError: The upstream could not be started or did not initialize.
+    """
+    async with AsyncExitStack() as stack:
+        proxy: _Proxy | None = None
+
+        async def relay(message: types.ServerNotification | Exception) -> None:
+            if proxy is not None:
+                await proxy.relay(message)
+
+        async def relay_log(params: types.LoggingMessageNotificationParams) -> None:
+            if proxy is not None:
+                await proxy.relay_log(params)
+
+        try:
+            read, write = await stack.enter_async_context(upstream.connect())
+            session = await stack.enter_async_context(
+                ClientSession(read, write, message_handler=relay, logging_callback=relay_log)
+            )
+            with anyio.fail_after(60):
+                init = await session.initialize()
+        except (OSError, MCPError, TimeoutError, ValueError) as exc:
+            raise UpstreamError(
+                f"the upstream MCP server ({upstream.label}) did not start: {exc}"
+            ) from exc
+        proxy = _Proxy(memory, session, init, upstream.label)
+        server = proxy.build()
+        if streams is None:
+            streams = await stack.enter_async_context(stdio_server())
+        await server.run(streams[0], streams[1], proxy.options(server))
+
+
+def run(memory: FailureMemory, upstream: Upstream) -> int:
+    """Run the proxy on this process's stdio; return the exit code (2: upstream failed)."""
+    try:
+        anyio.run(serve, memory, upstream)
+    except UpstreamError as exc:
+        print(f"scarguard mcp: {exc}", file=sys.stderr)
+        return 3
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        memory.close()
+    return 0
+
+
+def _split(argv: Sequence[str]) -> tuple[str, ...]:
+    return tuple(argv[1:] if argv and argv[0] == "--" else argv)
