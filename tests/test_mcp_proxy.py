@@ -1,4 +1,4 @@
-"""``scarguard mcp``: the SDK's own client drives the proxy over stdio, in front of a real server."""
+"""``scarguard mcp``: the SDK's own client drives the proxy over stdio, before a real server."""
 
 from __future__ import annotations
 
@@ -37,9 +37,7 @@ def _upstream(counter: Path) -> list[str]:
 
 @asynccontextmanager
 async def _session(command: list[str], cwd: Path) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(
-        command=command[0], args=command[1:], env=_env(), cwd=str(cwd)
-    )
+    params = StdioServerParameters(command=command[0], args=command[1:], env=_env(), cwd=str(cwd))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -47,8 +45,15 @@ async def _session(command: list[str], cwd: Path) -> AsyncIterator[ClientSession
 
 def _proxy(db: Path, counter: Path, *options: str) -> list[str]:
     return [
-        sys.executable, "-m", "scarguard", "mcp", "--path", str(db), *options,
-        "--", *_upstream(counter),
+        sys.executable,
+        "-m",
+        "scarguard",
+        "mcp",
+        "--path",
+        str(db),
+        *options,
+        "--",
+        *_upstream(counter),
     ]
 
 
@@ -96,8 +101,7 @@ def test_a_deterministic_failure_runs_once_then_is_refused(tmp_path: Path) -> No
     async def main() -> list[types.CallToolResult]:
         async with _session(_proxy(tmp_path / "m.db", counter), tmp_path) as session:
             return [
-                await session.call_tool("read_config", {"path": "missing.toml"})
-                for _ in range(4)
+                await session.call_tool("read_config", {"path": "missing.toml"}) for _ in range(4)
             ]
 
     results = anyio.run(main)
@@ -199,9 +203,21 @@ def test_an_upstream_that_does_not_start_is_reported(tmp_path: Path) -> None:
     import subprocess
 
     done = subprocess.run(
-        [sys.executable, "-m", "scarguard", "mcp", "--path", str(tmp_path / "m.db"),
-         "--", "no-such-mcp-server-here"],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60, env=_env(),
+        [
+            sys.executable,
+            "-m",
+            "scarguard",
+            "mcp",
+            "--path",
+            str(tmp_path / "m.db"),
+            "--",
+            "no-such-mcp-server-here",
+        ],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        env=_env(),
     )
     assert done.returncode == 3
     assert "no-such-mcp-server-here" in done.stderr

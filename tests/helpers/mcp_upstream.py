@@ -83,7 +83,9 @@ def main(counter: str) -> None:
             return _text(str(args.get("text", "")))
         if params.name == "read_config":
             path = args.get("path")
-            return _text(f"FileNotFoundError: [Errno 2] No such file or directory: {path!r}", error=True)
+            return _text(
+                f"FileNotFoundError: [Errno 2] No such file or directory: {path!r}", error=True
+            )
         if params.name == "fetch_status":
             return _text("503 Service Unavailable: the status service is overloaded", error=True)
         if params.name == "read_page":

@@ -47,7 +47,9 @@ def add_commands(sub: Any) -> None:
     mcp.add_argument("-p", "--project", default="default", help="tenant project")
     mcp.add_argument("--url", help="a Streamable HTTP upstream instead of a command")
     mcp.add_argument(
-        "upstream", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
+        "upstream",
+        nargs=argparse.REMAINDER,
+        metavar="-- COMMAND [ARGS...]",
         help="the upstream MCP server's command",
     )
 
@@ -70,11 +72,18 @@ def add_commands(sub: Any) -> None:
     install.add_argument("target", choices=AGENTS, help="the agent CLI")
     where = install.add_mutually_exclusive_group()
     where.add_argument(
-        "--project", dest="scope", action="store_const", const="project", default="project",
+        "--project",
+        dest="scope",
+        action="store_const",
+        const="project",
+        default="project",
         help="this project's .claude/settings.json (default)",
     )
     where.add_argument(
-        "--user", dest="scope", action="store_const", const="user",
+        "--user",
+        dest="scope",
+        action="store_const",
+        const="user",
         help="your ~/.claude/settings.json",
     )
     _memory_options(install, long_project=False)

@@ -28,9 +28,9 @@ import logging
 import os
 import shlex
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from contextlib import AsyncExitStack, asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import anyio
 import attrs
@@ -42,6 +42,7 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.session import ServerSession
 from mcp.server.stdio import stdio_server
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 
 from scarguard.memory import FailureMemory
@@ -56,6 +57,7 @@ GUARD_URI = "scarguard://guard"
 _NOTHING_YET = "No repeated failures recorded yet."
 _log = logging.getLogger("scarguard.mcp")
 Ctx = ServerRequestContext[Any]
+T = TypeVar("T")
 
 
 class UpstreamError(Exception):
@@ -173,7 +175,9 @@ class _Proxy:
                 "completion/complete", types.CompleteRequestParams, self.complete
             )
         if caps.logging is not None:
-            server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, self.set_level)
+            server.add_request_handler(
+                "logging/setLevel", types.SetLevelRequestParams, self.set_level
+            )
         server.add_notification_handler(
             "notifications/initialized", types.NotificationParams, self.initialized
         )
@@ -202,9 +206,7 @@ class _Proxy:
 
     async def relay_log(self, params: types.LoggingMessageNotificationParams) -> None:
         if self.downstream is not None:
-            await self.downstream.send_notification(
-                types.LoggingMessageNotification(params=params)
-            )
+            await self.downstream.send_notification(types.LoggingMessageNotification(params=params))
 
     def _closed(self, exc: MCPError) -> bool:
         if exc.code != types.CONNECTION_CLOSED:
@@ -241,6 +243,8 @@ class _Proxy:
         async def progress(value: float, total: float | None, message: str | None) -> None:
             await ctx.session.report_progress(value, total, message)
 
+        callback = cast(ProgressFnT, progress) if wants_progress else None
+        forwarded = cast(types.RequestParamsMeta, meta) if meta else None
         rpc_error: MCPError | None = None
         async with self.memory.attempt(params.name, arguments) as attempt:
             if attempt.refused:
@@ -249,8 +253,8 @@ class _Proxy:
                 result = await self.upstream.call_tool(
                     params.name,
                     arguments,
-                    progress_callback=progress if wants_progress else None,
-                    meta=types.RequestParamsMeta(**meta) if meta else None,
+                    progress_callback=callback,
+                    meta=forwarded,
                     input_responses=params.input_responses,
                     request_state=params.request_state,
                     allow_input_required=True,
@@ -354,7 +358,7 @@ class _Proxy:
     async def set_level(self, ctx: Ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
         return await self._forward(self.upstream.set_logging_level(params.level))
 
-    async def _forward(self, request: Any) -> Any:
+    async def _forward(self, request: Coroutine[Any, Any, T]) -> T:
         """Await an upstream request; a closed upstream becomes a clear JSON-RPC error."""
         if self.gone is not None:
             request.close()
@@ -407,9 +411,10 @@ async def serve(
             ) from exc
         proxy = _Proxy(memory, session, init, upstream.label)
         server = proxy.build()
-        if streams is None:
-            streams = await stack.enter_async_context(stdio_server())
-        await server.run(streams[0], streams[1], proxy.options(server))
+        read_client, write_client = (
+            streams if streams is not None else await stack.enter_async_context(stdio_server())
+        )
+        await server.run(read_client, write_client, proxy.options(server))
 
 
 def run(memory: FailureMemory, upstream: Upstream) -> int:
@@ -424,7 +429,3 @@ def run(memory: FailureMemory, upstream: Upstream) -> int:
     finally:
         memory.close()
     return 0
-
-
-def _split(argv: Sequence[str]) -> tuple[str, ...]:
-    return tuple(argv[1:] if argv and argv[0] == "--" else argv)
