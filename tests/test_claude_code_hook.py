@@ -39,10 +39,10 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _hook(event: Any, cwd: Path) -> subprocess.CompletedProcess[str]:
+def _hook(event: Any, cwd: Path, *options: str) -> subprocess.CompletedProcess[str]:
     text = event if isinstance(event, str) else json.dumps(event)
     return subprocess.run(
-        [sys.executable, "-m", "scarguard", "hook", "claude-code"],
+        [sys.executable, "-m", "scarguard", "hook", "claude-code", *options],
         input=text,
         capture_output=True,
         text=True,
@@ -99,7 +99,7 @@ def _tool_result(n: int, content: str, *, error: bool) -> dict[str, Any]:
 
 
 def _memory(root: Path) -> FailureMemory:
-    return FailureMemory(root / ".scarguard" / "memory.db")
+    return FailureMemory(root / ".scarguard" / "memory.db", project=str(root.resolve()))
 
 
 def _denied(done: subprocess.CompletedProcess[str]) -> str:
@@ -197,6 +197,17 @@ def test_an_mcp_tool_is_guarded_by_its_full_name(project: Path) -> None:
     _hook(_event(project, "PostToolUseFailure", tool, tool_input, 1, error=error), project)
     reason = _denied(_hook(_event(project, "PreToolUse", tool, tool_input, 2), project))
     assert "mcp__db__read_config" in reason
+
+
+def test_observe_mode_records_but_never_denies(project: Path) -> None:
+    """With --observe the same failures are learned, and the call is still allowed."""
+    for n in (1, 2):
+        event = _event(project, "PostToolUseFailure", "Bash", BASH, n, error=BASH_ERROR)
+        _hook(event, project, "--observe")
+    done = _hook(_event(project, "PreToolUse", "Bash", BASH, 3), project, "--observe")
+    assert (done.returncode, done.stdout) == (0, "")
+    assert _memory(project).constraints() != []
+    _denied(_hook(_event(project, "PreToolUse", "Bash", BASH, 4), project))
 
 
 def test_an_interrupted_call_is_not_recorded(project: Path) -> None:

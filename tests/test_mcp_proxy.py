@@ -112,7 +112,7 @@ def test_a_deterministic_failure_runs_once_then_is_refused(tmp_path: Path) -> No
         assert "No such file or directory" not in _text(refused)
         assert "read_config" in _text(refused)
         assert "refused" in _text(refused).lower() or "blocked" in _text(refused).lower()
-    memory = FailureMemory(tmp_path / "m.db")
+    memory = FailureMemory(tmp_path / "m.db", project=str(tmp_path.resolve()))
     assert [f.signature for f in memory.recent_failures()] == ["file_not_found"]
 
 
@@ -173,7 +173,7 @@ def test_a_json_rpc_error_is_recorded_and_passed_on(tmp_path: Path) -> None:
 
     message = anyio.run(main)
     assert "syntax error at or near 'SELCT'" in message
-    failures = FailureMemory(tmp_path / "m.db").recent_failures()
+    failures = FailureMemory(tmp_path / "m.db", project=str(tmp_path.resolve())).recent_failures()
     assert [f.tool for f in failures] == ["query"]
     assert "SELCT" in (failures[0].error or "")
 
@@ -193,7 +193,7 @@ def test_a_crashing_upstream_gives_a_clean_error_and_no_agent_blame(tmp_path: Pa
         assert result.is_error
         assert "upstream MCP server" in _text(result)
         assert "mcp_upstream.py" in _text(result)
-    memory = FailureMemory(tmp_path / "m.db")
+    memory = FailureMemory(tmp_path / "m.db", project=str(tmp_path.resolve()))
     assert memory.constraints() == []
     assert all(f.blame.value != "agent" for f in memory.recent_failures())
 

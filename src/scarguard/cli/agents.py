@@ -30,6 +30,13 @@ examples:
 A hook that fails for its own reasons prints nothing and exits 0: it never blocks a tool."""
 
 AGENTS = ("claude-code",)
+_MCP_DESCRIPTION = """\
+Serve MCP on stdio in front of an upstream MCP server started as a child (or
+reached at --url). Every tools/call is checked against the memory and recorded;
+a call known to fail again gets an isError result with the reason instead."""
+_HOOK_DESCRIPTION = """\
+Answer an agent CLI's tool hooks: refuse a call known to fail again, record what
+each call did."""
 
 
 def add_commands(sub: Any) -> None:
@@ -37,14 +44,11 @@ def add_commands(sub: Any) -> None:
     mcp = sub.add_parser(
         "mcp",
         help="serve MCP in front of another MCP server, refusing known repeat failures",
-        description="Serve MCP on stdio in front of an upstream MCP server started as a child "
-        "(or reached at --url); every tools/call is checked against the memory and recorded.",
+        description=_MCP_DESCRIPTION,
         epilog=_MCP_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    mcp.add_argument("--path", help="the store (default: the project's .scarguard/memory.db)")
-    mcp.add_argument("-w", "--workspace", default="default", help="tenant workspace")
-    mcp.add_argument("-p", "--project", default="default", help="tenant project")
+    _memory_options(mcp, long_project=True)
     mcp.add_argument("--url", help="a Streamable HTTP upstream instead of a command")
     mcp.add_argument(
         "upstream",
@@ -56,8 +60,7 @@ def add_commands(sub: Any) -> None:
     hook = sub.add_parser(
         "hook",
         help="guard an agent CLI's own tools through its hooks (Claude Code)",
-        description="Answer an agent CLI's tool hooks: refuse a call known to fail again, "
-        "record what each call did.",
+        description=_HOOK_DESCRIPTION,
         epilog=_HOOK_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -90,10 +93,30 @@ def add_commands(sub: Any) -> None:
 
 
 def _memory_options(parser: argparse.ArgumentParser, *, long_project: bool) -> None:
-    parser.add_argument("--path", help="the store (default: the project's .scarguard/memory.db)")
-    parser.add_argument("-w", "--workspace", default="default", help="tenant workspace")
-    names = ["-p", "--tenant-project"] if not long_project else ["-p", "--project"]
-    parser.add_argument(*names, dest="tenant", default="default", help="tenant project")
+    group = parser.add_argument_group("memory")
+    group.add_argument("--path", help="the store (default: the project's .scarguard/memory.db)")
+    group.add_argument("-w", "--workspace", default="default", help="tenant workspace")
+    names = ["-p", "--project"] if long_project else ["-p", "--tenant-project"]
+    group.add_argument(
+        *names,
+        dest="tenant",
+        metavar="NAME",
+        help="tenant project (default: the git top level or this directory)",
+    )
+    mode = group.add_mutually_exclusive_group()
+    mode.add_argument(
+        "--enforce",
+        dest="enforce",
+        action="store_true",
+        default=True,
+        help="refuse calls known to fail again (default)",
+    )
+    mode.add_argument(
+        "--observe",
+        dest="enforce",
+        action="store_false",
+        help="shadow mode: decide and count, refuse nothing",
+    )
 
 
 def run(args: argparse.Namespace) -> int | None:
@@ -108,7 +131,12 @@ def run(args: argparse.Namespace) -> int | None:
         from scarguard.integrations import claude_code
 
         return claude_code.main(
-            sys.stdin, sys.stdout, path=args.path, workspace=args.workspace, project=args.tenant
+            sys.stdin,
+            sys.stdout,
+            path=args.path,
+            workspace=args.workspace,
+            project=args.tenant,
+            enforce=args.enforce,
         )
     return None
 
@@ -119,8 +147,10 @@ def _store_options(args: argparse.Namespace) -> list[str]:
         options += ["--path", args.path]
     if args.workspace != "default":
         options += ["-w", args.workspace]
-    if args.tenant != "default":
+    if args.tenant:
         options += ["-p", args.tenant]
+    if not args.enforce:
+        options += ["--observe"]
     return options
 
 
@@ -144,5 +174,7 @@ def _mcp(args: argparse.Namespace) -> int:
         return 2
     from scarguard.integrations._project import open_project_memory
 
-    memory = open_project_memory(args.path, workspace=args.workspace, project=args.project)
+    memory = open_project_memory(
+        args.path, workspace=args.workspace, project=args.tenant, enforce=args.enforce
+    )
     return mcp_proxy.run(memory, mcp_proxy.Upstream(command=tuple(command), url=args.url))

@@ -33,9 +33,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO, Any
 
-from scarguard.integrations._project import open_project_memory, project_root
+from scarguard.integrations._project import open_project_memory
 from scarguard.integrations._transcript import HookState, failed_results, result_text
 from scarguard.memory import FailureMemory
+from scarguard.tenancy import project_root
 
 __all__ = ["GUARDED_TOOLS", "answer", "call_of", "main"]
 
@@ -76,7 +77,8 @@ def answer(
     *,
     path: str | None = None,
     workspace: str = "default",
-    project: str = "default",
+    project: str | None = None,
+    enforce: bool = True,
 ) -> dict[str, Any] | None:
     """Handle one hook event; return the JSON to print, or ``None`` to print nothing.
 
@@ -92,7 +94,9 @@ def answer(
     cwd = given if isinstance(given, str) and given else os.getcwd()
     session = _SESSION.sub("_", str(event.get("session_id") or "unknown"))[:80]
     use_id = str(event.get("tool_use_id") or "")
-    memory = open_project_memory(path, workspace=workspace, project=project, cwd=cwd)
+    memory = open_project_memory(
+        path, workspace=workspace, project=project, cwd=cwd, enforce=enforce
+    )
     try:
         with HookState.locked(state_dir(cwd) / f"{session}.json") as state:
             transcript = event.get("transcript_path")
@@ -137,7 +141,8 @@ def main(
     *,
     path: str | None = None,
     workspace: str = "default",
-    project: str = "default",
+    project: str | None = None,
+    enforce: bool = True,
 ) -> int:
     """Read one event from ``stdin``, print the answer (if any) to ``stdout``; return 0.
 
@@ -145,7 +150,8 @@ def main(
     runs as if no hook were installed. Set ``SCARGUARD_HOOK_DEBUG=1`` to see why on stderr.
     """
     try:
-        reply = answer(json.loads(stdin.read()), path=path, workspace=workspace, project=project)
+        event = json.loads(stdin.read())
+        reply = answer(event, path=path, workspace=workspace, project=project, enforce=enforce)
     except Exception as exc:
         if os.environ.get("SCARGUARD_HOOK_DEBUG"):
             print(f"scarguard hook: {type(exc).__name__}: {exc}", file=sys.stderr)

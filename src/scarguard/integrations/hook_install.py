@@ -19,8 +19,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from scarguard.integrations._project import project_root
 from scarguard.integrations.claude_code import GUARDED_TOOLS
+from scarguard.tenancy import project_root
 
 __all__ = ["EVENTS", "hook_command", "install", "main"]
 
