@@ -55,6 +55,7 @@ GUARD_PROMPT = "repeat_failure_guard"
 GUARD_URI = "scarguard://guard"
 """The URI of the resource that carries the guard block."""
 _NOTHING_YET = "No repeated failures recorded yet."
+_RESERVED_META = "io.modelcontextprotocol/"
 _log = logging.getLogger("scarguard.mcp")
 Ctx = ServerRequestContext[Any]
 T = TypeVar("T")
@@ -237,7 +238,13 @@ class _Proxy:
         if self.gone is not None:
             return _error_result(self.gone)
         arguments = dict(params.arguments or {})
-        meta = {k: v for k, v in (params.meta or {}).items() if k != "progressToken"}
+        # The proxy speaks to the upstream in its own protocol era: the client's envelope
+        # keys (protocol version, client info...) and its progress token are not forwarded.
+        meta = {
+            k: v
+            for k, v in (params.meta or {}).items()
+            if k != "progressToken" and not k.startswith(_RESERVED_META)
+        }
         wants_progress = params.meta is not None and "progressToken" in params.meta
 
         async def progress(value: float, total: float | None, message: str | None) -> None:
