@@ -252,3 +252,14 @@ def test_a_store_that_cannot_be_opened_fails_open(project: Path) -> None:
     (project / ".scarguard" / "memory.db").write_text("this is not a database")
     done = _hook(_event(project, "PreToolUse", "Bash", BASH, 1), project)
     assert (done.returncode, done.stdout) == (0, "")
+
+
+def test_neither_the_package_nor_the_hook_imports_the_mcp_sdk() -> None:
+    """`import scarguard`, the CLI and the hook driver leave the MCP SDK unimported."""
+    code = (
+        "import sys, scarguard, scarguard.cli, scarguard.integrations.claude_code, "
+        "scarguard.integrations.hook_install; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('mcp', 'mcp_types')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
