@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -288,3 +289,40 @@ def test_the_upstream_identity_is_forwarded(tmp_path: Path) -> None:
     assert init.capabilities.tools is not None
     assert init.capabilities.prompts is not None
     assert init.capabilities.resources is not None
+
+
+def test_a_streamable_http_upstream_is_guarded_too(tmp_path: Path) -> None:
+    """--url: the same refusal in front of a server on the loopback over Streamable HTTP."""
+    import socket
+    import subprocess
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    counter = tmp_path / "runs"
+    server = subprocess.Popen(
+        [*_upstream(counter), "--http", str(port)], stdin=subprocess.DEVNULL, env=_env()
+    )
+    try:
+        for _ in range(600):
+            with socket.socket() as attempt:
+                if attempt.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{port}/mcp"
+        command = [sys.executable, "-m", "scarguard", "mcp", "--path", str(tmp_path / "m.db")]
+
+        async def main() -> list[types.CallToolResult]:
+            async with _session([*command, "--url", url], tmp_path) as session:
+                return [
+                    await session.call_tool("read_config", {"path": "missing.toml"})
+                    for _ in range(3)
+                ]
+
+        results = anyio.run(main)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    assert _runs(counter, "read_config") == 1
+    assert "No such file or directory" in _text(results[0])
+    assert all(r.is_error and "refused" in _text(r).lower() for r in results[1:])

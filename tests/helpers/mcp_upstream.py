@@ -1,6 +1,7 @@
 """A small MCP server over stdio, the upstream that tests put behind ``scarguard mcp``.
 
-Run as ``python tests/helpers/mcp_upstream.py COUNTER_FILE``. Every tool body appends its
+Run as ``python tests/helpers/mcp_upstream.py COUNTER_FILE`` (stdio), or with
+``--http PORT`` to serve Streamable HTTP on ``127.0.0.1:PORT/mcp``. Every tool body appends its
 name to COUNTER_FILE, so a test can tell how often a body really ran (a refused call never
 reaches it). Tools:
 
@@ -60,7 +61,7 @@ def _text(text: str, *, error: bool = False) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(text=text)], is_error=error)
 
 
-def main(counter: str) -> None:
+def main(counter: str, port: int | None = None) -> None:
     def ran(name: str) -> None:
         with open(counter, "a", encoding="utf-8") as f:
             f.write(name + "\n")
@@ -141,6 +142,12 @@ def main(counter: str) -> None:
         on_read_resource=read_resource,
     )
 
+    if port is not None:
+        import uvicorn
+
+        uvicorn.run(server.streamable_http_app(), host="127.0.0.1", port=port, log_level="error")
+        return
+
     async def serve() -> None:
         async with stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
@@ -149,4 +156,4 @@ def main(counter: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], int(sys.argv[3]) if sys.argv[2:3] == ["--http"] else None)
