@@ -18,16 +18,17 @@ examples:
   scarguard mcp --path ~/.scarguard/fleet.db -p web -- python my_server.py
   scarguard mcp --url http://127.0.0.1:8000/mcp
 
-The memory is --path, else $SCARGUARD_PATH, else .scarguard/memory.db at the project root
-(the nearest directory holding .git at or above the working directory)."""
+The memory is --path, else $SCARGUARD_PATH, else .scarguard/memory.db at the
+project root (the git top level of the working directory, else the directory)."""
 
 _HOOK_EXAMPLES = """\
 examples:
-  scarguard hook install claude-code             add the hooks to .claude/settings.json
-  scarguard hook install claude-code --user      to ~/.claude/settings.json instead
-  scarguard hook claude-code < event.json        what Claude Code runs for each tool call
+  scarguard hook install claude-code          hooks into .claude/settings.json
+  scarguard hook install claude-code --user   into ~/.claude/settings.json
+  scarguard hook claude-code < event.json     what Claude Code runs per event
 
-A hook that fails for its own reasons prints nothing and exits 0: it never blocks a tool."""
+A hook that fails for its own reasons prints nothing and exits 0: it never
+blocks a tool."""
 
 AGENTS = ("claude-code",)
 _MCP_DESCRIPTION = """\
@@ -43,7 +44,7 @@ def add_commands(sub: Any) -> None:
     """Add ``mcp`` and ``hook`` to the ``scarguard`` subparsers ``sub``."""
     mcp = sub.add_parser(
         "mcp",
-        help="serve MCP in front of another MCP server, refusing known repeat failures",
+        help="serve MCP in front of an MCP server, refusing known repeat failures",
         description=_MCP_DESCRIPTION,
         epilog=_MCP_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
