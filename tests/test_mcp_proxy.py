@@ -91,7 +91,7 @@ def test_tools_list_is_identical_to_the_direct_listing(tmp_path: Path) -> None:
             return expected, await _all_tools(proxied)
 
     expected, got = anyio.run(main)
-    assert len(expected) == 8
+    assert len(expected) == 9
     assert got == expected
 
 
@@ -326,3 +326,30 @@ def test_a_streamable_http_upstream_is_guarded_too(tmp_path: Path) -> None:
     assert _runs(counter, "read_config") == 1
     assert "No such file or directory" in _text(results[0])
     assert all(r.is_error and "refused" in _text(r).lower() for r in results[1:])
+
+
+def test_upstream_notifications_reach_the_client(tmp_path: Path) -> None:
+    """A tools/list_changed notification of the upstream is relayed to the client."""
+    counter = tmp_path / "runs"
+    seen: list[Any] = []
+
+    async def handler(message: Any) -> None:
+        seen.append(message)
+
+    async def main() -> None:
+        command = _proxy(tmp_path / "m.db", counter)
+        params = StdioServerParameters(
+            command=command[0], args=command[1:], env=_env(), cwd=str(tmp_path)
+        )
+        async with (
+            stdio_client(params) as (read, write),
+            ClientSession(read, write, message_handler=handler) as session,
+        ):
+            await session.initialize()
+            await session.call_tool("announce", {})
+            with anyio.fail_after(30):
+                while not seen:
+                    await anyio.sleep(0.05)
+
+    anyio.run(main)
+    assert any(isinstance(m, types.ToolListChangedNotification) for m in seen), seen

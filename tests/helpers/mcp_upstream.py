@@ -14,6 +14,7 @@ reaches it). Tools:
 - ``show_env(name)``: the value of an environment variable in the server.
 - ``slow(steps)``: reports progress ``steps`` times, then returns.
 - ``crash()``: the server process dies mid-call.
+- ``announce()``: sends ``notifications/tools/list_changed``.
 
 ``tools/list`` is paginated (three tools a page) so that a proxy must forward the cursor.
 A prompt ``greet`` and a resource ``test://notes`` check that those are forwarded too.
@@ -54,6 +55,7 @@ TOOLS = [
     _tool("show_env", "Show an environment variable.", name="string"),
     _tool("slow", "Report progress, then finish.", steps="integer"),
     _tool("crash", "Die."),
+    _tool("announce", "Tell the client that the tool list changed."),
 ]
 
 
@@ -101,6 +103,9 @@ def main(counter: str, port: int | None = None) -> None:
             for step in range(steps):
                 await ctx.session.report_progress(step + 1, steps, f"step {step + 1}")
             return _text(f"done after {steps} steps")
+        if params.name == "announce":
+            await ctx.session.send_tool_list_changed()
+            return _text("announced")
         if params.name == "crash":
             sys.stdout.flush()
             os._exit(3)

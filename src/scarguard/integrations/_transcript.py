@@ -124,6 +124,9 @@ def failed_results(state: HookState, transcript: str) -> list[ToolFailure]:
         f.seek(state.offset)
         chunk = f.read(min(size - state.offset, _READ_LIMIT))
     complete = chunk.rfind(b"\n") + 1  # a line still being written waits for the next hook
+    if complete == 0 and len(chunk) == _READ_LIMIT:  # one line longer than the limit: skip it
+        state.offset += len(chunk)
+        return []
     state.offset += complete
     found: list[ToolFailure] = []
     for line in chunk[:complete].splitlines():
