@@ -215,6 +215,7 @@ POSITIVE: dict[str, list[str]] = {
         "Error: query must not be empty.",
         "'c' is not one of ['a', 'b']",
         "422 unprocessable entity",
+        "400 Bad Request: validation failed",
     ],
     "tool_not_found": [
         "Error: No such tool available: read_fil",

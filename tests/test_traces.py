@@ -8,13 +8,19 @@ the call was allowed, as a guarded tool would.
 
 Optional keys: ``adapters`` (tool name -> ``"ml_training"``) at the top; per step
 ``advance_seconds`` (fake time before the step; default 5, past the dedupe window),
-``new_session`` (the agent restarts: a new :class:`FailureMemory` on the same store) and
-``note``. A trace with ``known_gap`` documents a limitation: it must still fail, so that fixing
-the limitation is noticed (the test then asks for ``known_gap`` to be removed).
+``new_session`` (the agent restarts: a new :class:`FailureMemory` on the same store),
+``writes`` (what the step's call did to the workspace when it ran: ``{path: text}`` written,
+``{path: null}`` deleted) and ``note``; an ``outcome`` may carry the call's ``result`` (for
+no-progress loops). A top-level ``files`` (``{path: text}``) is the workspace before the
+first step: every trace replays in a fresh folder of real files, which is the memory's root
+when the engine takes one. A trace with ``known_gap`` documents a limitation: it must still
+fail, so that fixing the limitation is noticed (the test then asks for ``known_gap`` to be
+removed).
 """
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -23,6 +29,7 @@ import pytest
 
 from scarguard import FailureMemory
 from scarguard.adapters.ml_training import MLTrainingAdapter
+from scarguard.learning.progress import NO_RESULT
 from scarguard.stores import MemoryStore
 from scarguard.testing import FakeClock
 
@@ -37,9 +44,24 @@ def _load(path: Path) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def _memory(trace: dict[str, Any], store: MemoryStore, clock: FakeClock) -> FailureMemory:
+def _memory(
+    trace: dict[str, Any], store: MemoryStore, clock: FakeClock, root: Path
+) -> FailureMemory:
     adapters = {tool: _ADAPTERS[name]() for tool, name in trace.get("adapters", {}).items()}
-    return FailureMemory(store, adapters=adapters, clock=clock)
+    options: dict[str, Any] = {"adapters": adapters, "clock": clock}
+    if "root" in inspect.signature(FailureMemory).parameters:
+        options["root"] = str(root)
+    return FailureMemory(store, **options)
+
+
+def _apply(root: Path, writes: dict[str, str | None]) -> None:
+    for rel, text in writes.items():
+        path = root / rel
+        if text is None:
+            path.unlink(missing_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
 
 
 def _decision_kind(decision: Any) -> str:
@@ -48,16 +70,18 @@ def _decision_kind(decision: Any) -> str:
     return "warned" if decision.warnings else "allowed"
 
 
-def replay(trace: dict[str, Any]) -> list[str]:
-    """Replay a trace; return one line per step whose decision differs from ``expect``."""
+def replay(trace: dict[str, Any], root: Path) -> list[str]:
+    """Replay a trace in the folder ``root``; return one line per step whose decision differs
+    from ``expect``."""
     clock = FakeClock()
     store = MemoryStore()
-    memory = _memory(trace, store, clock)
+    _apply(root, trace.get("files", {}))
+    memory = _memory(trace, store, clock, root)
     mismatches = []
     for i, step in enumerate(trace["steps"], start=1):
         if step.get("new_session"):
             memory.flush()
-            memory = _memory(trace, store, clock)
+            memory = _memory(trace, store, clock, root)
         clock.advance(step.get("advance_seconds", DEFAULT_STEP_SECONDS))
         decision = memory.check(step["tool"], step["args"])
         got = _decision_kind(decision)
@@ -68,6 +92,7 @@ def replay(trace: dict[str, Any]) -> list[str]:
                 + (f" ({reasons})" if reasons else "")
             )
         if decision.allowed:
+            _apply(root, step.get("writes", {}))
             outcome = step["outcome"]
             ok = outcome.get("ok", "error" not in outcome and "status_code" not in outcome)
             memory.record(
@@ -76,6 +101,7 @@ def replay(trace: dict[str, Any]) -> list[str]:
                 ok=bool(ok),
                 error=outcome.get("error"),
                 status_code=outcome.get("status_code"),
+                result=outcome.get("result", NO_RESULT),
             )
     memory.close()
     return mismatches
@@ -97,15 +123,19 @@ def test_trace_is_well_formed(path: Path) -> None:
     for step in trace["steps"]:
         assert step["expect"] in EXPECTATIONS
         assert isinstance(step["args"], dict)
-        assert set(step["outcome"]) <= {"ok", "error", "status_code"} and step["outcome"]
+        assert set(step["outcome"]) <= {"ok", "error", "status_code", "result"}
+        assert step["outcome"]
+        writes = step.get("writes", {})
+        assert all(isinstance(t, (str, type(None))) for t in writes.values())
+    assert all(isinstance(text, str) for text in trace.get("files", {}).values())
     kinds = {step["expect"] for step in trace["steps"]}
     assert "allowed" in kinds or "warned" in kinds
 
 
 @pytest.mark.parametrize("path", TRACE_FILES, ids=lambda p: p.stem)
-def test_trace_decisions(path: Path) -> None:
+def test_trace_decisions(path: Path, tmp_path: Path) -> None:
     trace = _load(path)
-    mismatches = replay(trace)
+    mismatches = replay(trace, tmp_path)
     if trace.get("known_gap"):
         assert mismatches, f"{path.name} now passes: remove its known_gap"
         pytest.xfail(f"known gap: {trace['known_gap']} | " + " | ".join(mismatches))

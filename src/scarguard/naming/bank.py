@@ -403,6 +403,7 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
         r"|(?i:\b(?:input|query|prompt|text|content|command|path|argument|parameter|value|name"
         r"|message|patch)s? (?:must not|cannot|can't|should not|may not) be (?:empty|blank)\b)"
         r"|(?i:\b(?:request|input|parameter|argument|schema|tool) validation (?:failed|error)\b)"
+        r"|(?i:\b400 bad request\b[^\n]{0,40}?\bvalidation (?:failed|error)\b)"
         r"|\bInvalid [\w.\-]+: '[^'\n]{0,100}'\. Valid values:",
         A,
         "Call the tool again with every required parameter present and each value of the "
