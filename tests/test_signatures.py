@@ -830,3 +830,35 @@ def test_retry_after_never_raises(text: str) -> None:
     """retry_after returns None or a bounded non-negative wait for any text."""
     got = retry_after(text)
     assert got is None or 0.0 <= got <= MAX_RETRY_AFTER
+
+
+def _fastest(text: str, runs: int = 3) -> float:
+    import time
+
+    from scarguard.naming.signatures import normalise_error
+
+    best = float("inf")
+    for _ in range(runs):
+        started = time.perf_counter()
+        normalise_error(text)
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["x-" * 2000, "a." * 2000, "1." * 2000, "." * 4000, "x-" * 1990 + " http://h/", "a/" * 2000],
+    ids=["hyphen-run", "dot-run", "number-run", "dots", "run-then-url", "slash-run"],
+)
+def test_normalising_runs_costs_what_ordinary_text_costs(text: str) -> None:
+    """Runs that made the masks backtrack (quadratic) cost at most a few times ordinary text.
+
+    A ratio within one run, not a wall-clock limit: 4,000 characters of ``x-x-x-...`` took
+    about 150 times as long as 4,000 characters of a traceback before.
+    """
+    ordinary = (
+        'Traceback (most recent call last): File "/srv/app/main.py", line 12, in <module>'
+        " ValueError: bad value 42 for key 'x' at 2024-01-01 10:00:00 "
+    ) * 40
+    ratio = _fastest(text) / _fastest(ordinary[: len(text)])
+    assert ratio < 10, f"{ratio:.1f} times ordinary text"

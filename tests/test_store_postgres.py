@@ -508,3 +508,81 @@ def test_lock_timeout_must_be_positive(schema: str) -> None:
     """A zero or negative lock timeout is a configuration error."""
     with pytest.raises(ConfigurationError, match="lock_timeout"):
         PostgresStore(PG_URL, schema=schema, lock_timeout=0)
+
+
+# -- a server that stops answering, a server that is down -----------------------------------
+
+
+def test_a_frozen_server_never_blocks_check_and_fails_writes_after_io_timeout(
+    schema: str,
+) -> None:
+    """Through a proxy that stops forwarding, check() answers from the cached constraints
+    (also while a revalidation is stuck) and a write fails with StoreError after io_timeout."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from helpers.frozen_proxy import FrozenProxy
+    from scarguard import FailureMemory
+
+    proxy, url = FrozenProxy.for_url(url_for(schema))
+    worker = ThreadPoolExecutor(max_workers=1)  # one thread: one connection, opened before
+    try:
+        store = PostgresStore(url, io_timeout=1.5, lock_timeout=0.4, revalidate_every=0.1)
+        memory = FailureMemory(store)
+        args = {"path": "gone.txt"}
+        worker.submit(memory.record, "read_file", args, error="No such file or directory").result()
+        assert not memory.check("read_file", args).allowed
+        proxy.freeze()
+        for _ in range(20):  # revalidations start in the background and hang there
+            decision = worker.submit(memory.check, "read_file", args).result(timeout=60)
+            assert not decision.allowed
+        write = worker.submit(memory.record, "write_file", {"path": "x"}, error="denied")
+        with pytest.raises(StoreError, match=r"no answer from the server within 1\.5 s"):
+            write.result(timeout=120)  # without a deadline: blocked for good
+        decision = worker.submit(memory.check, "read_file", args).result(timeout=60)
+        assert not decision.allowed
+    finally:
+        worker.shutdown(wait=False, cancel_futures=True)
+        proxy.close()
+
+
+def test_a_memory_on_a_server_that_is_down_is_created_and_fails_open_per_call() -> None:
+    """FailureMemory("postgresql://...") starts while the server is down; calls fail open."""
+    import warnings
+
+    from scarguard import FailureMemory, ScarguardWarning, guarded_tool
+
+    memory = FailureMemory("postgresql://scar:s3cr3t-pw@127.0.0.1:1/test")
+    with pytest.raises(StoreError) as caught:
+        memory.check("read_file", {"path": "a"})
+    assert "s3cr3t-pw" not in str(caught.value)
+
+    @guarded_tool(memory)
+    def read_file(path: str) -> str:
+        return f"contents of {path}"
+
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        assert read_file("a") == "contents of a"
+        assert read_file("b") == "contents of b"
+    assert any(issubclass(w.category, ScarguardWarning) for w in seen)
+    memory.close()
+
+
+def test_a_deferred_store_opens_once_the_server_answers(schema: str) -> None:
+    """A store created while its server was unreachable opens at the first use after that."""
+    from helpers.frozen_proxy import FrozenProxy
+
+    proxy, url = FrozenProxy.for_url(url_for(schema))
+    port = proxy.port
+    proxy.close()  # nothing listens there now
+    with pytest.raises(StoreError):
+        PostgresStore(url, connect_timeout=2)
+    store = PostgresStore(url, connect_timeout=2, defer_connect=True, retry_every=0.0)
+    with pytest.raises(StoreError):
+        store.load_constraints(SCOPE)
+    relay = FrozenProxy(proxy.upstream, port=port)  # the server answers there again
+    try:
+        assert store.load_constraints(SCOPE) == []
+    finally:
+        store.close()
+        relay.close()

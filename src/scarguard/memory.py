@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -25,7 +26,7 @@ import attrs
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
 from scarguard.canonical import storable_text
-from scarguard.errors import ConfigurationError
+from scarguard.errors import ConfigurationError, StoreError
 from scarguard.guard.step import Attempt
 from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
@@ -73,6 +74,9 @@ _SHADOW_ENTRIES = 1024
 """Would-be refusals awaiting their call's outcome, per memory (oldest dropped first)."""
 _UNLOADED: Hashable = object()
 """The generation of an index never loaded from the store."""
+_OUTAGE_RETRY = 5.0
+"""Seconds between attempts to reload the constraints while the store cannot be read."""
+_log = logging.getLogger("scarguard")
 _T = TypeVar("_T")
 
 
@@ -166,6 +170,8 @@ class FailureMemory(MaintenanceMixin):
         self._worker: ThreadPoolExecutor | None = None
         self._index = ConstraintIndex()
         self._generation: Hashable = _UNLOADED
+        self._retry_at = 0.0  # while the store cannot be read: when to try again
+        self._outage = False
         self._tracker = SessionTracker(self.policy)
         self._progress = ProgressTracker(self.policy)
         self._last_ok: dict[str, Call] = {}
@@ -242,10 +248,29 @@ class FailureMemory(MaintenanceMixin):
     # -- the two calls of the hot path -----------------------------------------------------
 
     def _current_index(self, now: float) -> ConstraintIndex:
-        """Return the cached index, reloaded first if the store changed (I/O, no lock held)."""
+        """Return the cached index, reloaded first if the store changed (I/O, no lock held).
+
+        A store that cannot be read (a database server down or not answering) leaves the
+        cached constraints in force; the read is tried again at most every
+        ``_OUTAGE_RETRY`` seconds, so an outage does not slow every call down. Only a memory
+        that never loaded its constraints raises (and a guarded tool then fails open).
+        """
         generation = self.store.generation()
         if generation != self._generation:
-            index = ConstraintIndex.build(self.store.load_constraints(self.scope), now)
+            if self._generation is not _UNLOADED and time.monotonic() < self._retry_at:
+                return self._index
+            try:
+                rules = self.store.load_constraints(self.scope)
+            except StoreError as exc:
+                if self._generation is _UNLOADED:
+                    raise
+                self._retry_at = time.monotonic() + _OUTAGE_RETRY
+                if not self._outage:
+                    self._outage = True
+                    _log.warning("%s; checking with the constraints loaded before", exc)
+                return self._index
+            self._outage = False
+            index = ConstraintIndex.build(rules, now)
             # The token was read before the load: if a writer committed in between, the
             # index may be newer than the token says, never older, and the next check
             # reloads once more.

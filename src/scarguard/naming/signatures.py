@@ -258,7 +258,86 @@ def is_fallback(name: str) -> bool:
 
 # Masks for normalise_error, applied in this order on lowercased, whitespace-collapsed text.
 # Placeholders contain no digits, quotes or slashes, so no mask matches another's output.
-_MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
+# Every mask runs in linear time: a regex that could backtrack over a long run of its own
+# characters (``x-x-x-...``, ``a.a.a...`` before a missing ``/`` or file extension) is only
+# ever applied to one run of at most _RUN_LIMIT characters (see _RunMask), and URLs are found
+# from their ``://`` (see _mask_urls).
+_RUN_LIMIT = 256
+
+
+class _RunMask:
+    """Apply ``pattern`` inside each maximal run of ``run`` characters, runs bounded in length.
+
+    Matches of ``pattern`` never cross a run, so applying it run by run gives what applying it
+    to the whole text gives, while a run's backtracking costs at most ``_RUN_LIMIT`` squared.
+    The character after the run is kept as context for a trailing look-ahead. A run longer
+    than ``_RUN_LIMIT`` is no file name: it becomes ``long`` (the placeholder, or itself).
+    """
+
+    def __init__(self, run: str, pattern: str, placeholder: str, *, long: str | None) -> None:
+        self.run = re.compile(run)
+        self.pattern = re.compile(pattern)
+        self.placeholder = placeholder
+        self.long = long
+
+    def sub(self, placeholder: str, text: str) -> str:
+        return self.run.sub(self._one, text)
+
+    def _one(self, match: re.Match[str]) -> str:
+        token = match.group()
+        if len(token) > _RUN_LIMIT:
+            return token if self.long is None else self.long
+        after = match.string[match.end() : match.end() + 1]
+        masked = self.pattern.sub(self.placeholder, token + after)
+        return masked[: len(masked) - len(after)] if after else masked
+
+
+_URL_BODY = re.compile(r"[^\s'\"`<>]+")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-")
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+class _URLMask:
+    """Replace URLs by ``<url>``, finding each from its ``://``.
+
+    The same as a regex for a scheme at a word boundary, ``://`` and a body up to the
+    next space or quote, which backtracks over every run of scheme characters that no
+    ``://`` follows; here each run before a ``://`` is looked at once.
+    """
+
+    def sub(self, placeholder: str, text: str) -> str:
+        if "://" not in text:
+            return text
+        out: list[str] = []
+        done = 0
+        colon = text.find("://")
+        while colon != -1:
+            body = _URL_BODY.match(text, colon + 3)
+            start = colon
+            while start > done and text[start - 1] in _SCHEME_CHARS:
+                start -= 1
+            # the leftmost letter at a word boundary begins the scheme
+            begin = next(
+                (
+                    i
+                    for i in range(start, colon)
+                    if "a" <= text[i] <= "z" and (i == 0 or not _is_word(text[i - 1]))
+                ),
+                None,
+            )
+            if body is not None and begin is not None:
+                out.append(text[done:begin])
+                out.append(placeholder)
+                done = body.end()
+            colon = text.find("://", max(done, colon + 1))
+        out.append(text[done:])
+        return "".join(out)
+
+
+_MASKS: tuple[tuple[Any, str], ...] = (
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<uuid>"),
     (
         re.compile(
@@ -267,15 +346,21 @@ _MASKS: tuple[tuple[re.Pattern[str], str], ...] = (
         ),
         "<time>",
     ),
-    (re.compile(r"\b[a-z][a-z0-9+.\-]*://[^\s'\"`<>]+"), "<url>"),
+    (_URLMask(), "<url>"),
     (re.compile(r"\b[a-z]:\\[^\s'\"`<>|:]*"), "<path>"),
     (re.compile(r"(?<![\w.\-/~])(?:~|\.{1,2})?/[^\s'\"`<>|:,;()\[\]{}]+"), "<path>"),
-    (re.compile(r"\b[\w.\-]+(?:/[\w.\-]+)+"), "<path>"),
     (
-        re.compile(
+        _RunMask(r"[\w.\-/]+", r"\b[\w.\-]+(?:/[\w.\-]+)+", "<path>", long="<path>"),
+        "<path>",
+    ),
+    (
+        _RunMask(
+            r"[\w.\-]+",
             r"\b[\w\-]+(?:\.[\w\-]+)*\.(?:py|pyi|pyx|js|mjs|cjs|jsx|ts|tsx|json|ya?ml|toml|md|"
             r"txt|csv|html?|css|rs|go|java|kt|c|h|cc|cpp|hpp|rb|php|sh|sql|ipynb|lock|cfg|ini|"
-            r"log|env|xml|pt|ckpt|safetensors)(?![\w<])"
+            r"log|env|xml|pt|ckpt|safetensors)(?![\w<])",
+            "<path>",
+            long=None,
         ),
         "<path>",
     ),

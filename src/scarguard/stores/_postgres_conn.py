@@ -26,6 +26,7 @@ import psycopg
 from psycopg import sql
 
 from scarguard.errors import ConfigurationError, SchemaVersionError, StoreError
+from scarguard.stores._postgres_deadline import BoundedConnection
 from scarguard.stores._postgres_schema import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Connection", "Connections", "lock_key", "redact_url", "rollback", "split_url"]
@@ -42,7 +43,8 @@ def _after_fork_in_child() -> None:
         connections.forget()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def split_url(url: str) -> tuple[str, str | None]:
@@ -128,6 +130,8 @@ class Connections:
         lock_timeout: Seconds a statement waits for a lock (a writer of the same tenant stuck
             inside its transaction) before failing with :class:`StoreError`, as SQLite's busy
             timeout does.
+        io_timeout: Seconds any one round trip may take before its connection is cut
+            (:mod:`scarguard.stores._postgres_deadline`); more than ``lock_timeout``.
     """
 
     def __init__(
@@ -138,6 +142,7 @@ class Connections:
         durable: bool,
         connect_timeout: float,
         lock_timeout: float = 5.0,
+        io_timeout: float = 10.0,
     ) -> None:
         if not schema or len(schema.encode()) > 63 or "\x00" in schema:
             raise ConfigurationError(f"schema name must be 1 to 63 bytes, not {schema!r}")
@@ -146,6 +151,7 @@ class Connections:
         self.durable = durable
         self.connect_timeout = max(1, round(connect_timeout))
         self.lock_timeout_ms = max(1, round(lock_timeout * 1000))
+        self.io_timeout = max(float(io_timeout), lock_timeout + 1.0)
         self.safe_url = redact_url(url)
         self.global_key = lock_key("global", schema)
         self._lock = threading.Lock()
@@ -170,12 +176,19 @@ class Connections:
         if self._closed:
             raise self.error("the store is closed")
         try:
-            conn: Connection = psycopg.connect(
+            bounded = BoundedConnection.connect(
                 self.url,
                 autocommit=True,  # we issue BEGIN / COMMIT ourselves
                 connect_timeout=self.connect_timeout,
                 application_name="scarguard",
+                # a dead host is noticed on an idle connection too (the listener)
+                keepalives=1,
+                keepalives_idle=30,
+                keepalives_interval=10,
+                keepalives_count=3,
             )
+            bounded.io_timeout = self.io_timeout
+            conn: Connection = bounded
         except psycopg.Error as exc:
             secret = _password(self.url)
             if secret and any(text in str(exc) for text in {secret, unquote(secret)}):

@@ -54,7 +54,8 @@ def _after_fork_in_child() -> None:
         watch.forget()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def channel_for(schema: str) -> str:
@@ -78,6 +79,8 @@ class Watch:
         self.every = float(revalidate_every)
         self.channel = channel_for(db.schema)
         self._lock = threading.Lock()
+        self._io = threading.Lock()  # who may use the listener's socket
+        self._checking = False  # a background safety read is running
         self._listener: Connection | None = None
         self._seen = 0
         self._dirty = False
@@ -134,10 +137,15 @@ class Watch:
         return int(row[0]) if row else 0
 
     def generation(self) -> int:
-        """Return a counter bumped whenever another store instance's commit is noticed."""
+        """Return a counter bumped whenever another store instance's commit is noticed.
+
+        No network round trip: notifications already on the socket are drained
+        (non-blocking), and the periodic safety read runs in a background thread, so a
+        server that stops answering never blocks this call.
+        """
         with self._lock:
             listener = self._listener
-            if listener is not None:
+            if listener is not None and self._io.acquire(blocking=False):
                 try:
                     pgconn = listener.pgconn
                     pgconn.consume_input()
@@ -148,34 +156,49 @@ class Watch:
                         notify = pgconn.notifies()
                 except psycopg.Error:
                     self._drop()
-            if time.monotonic() >= self._next_check:
-                self._revalidate()
+                finally:
+                    self._io.release()
+            if time.monotonic() >= self._next_check and not self._checking:
+                self._checking = True
+                self._next_check = time.monotonic() + self.every
+                threading.Thread(
+                    target=self._revalidate, name="scarguard-pg-revalidate", daemon=True
+                ).start()
             if self._dirty:
                 self._dirty = False
                 self._seen += 1
             return self._seen
 
     def _revalidate(self) -> None:
-        self._next_check = time.monotonic() + self.every
+        """Read ``meta.generation`` (reopening the listener if needed), off the hot path."""
         try:
-            if self._listener is None:
-                self._listener = self._listen()
-            value = self._read(self._listener)
-        except (psycopg.Error, StoreError) as exc:
-            self._drop()
-            self._next_check = time.monotonic() + self.every  # no reconnect storm in an outage
-            if not self._warned:
-                self._warned = True
-                _log.warning(
-                    "scarguard: cannot check %s for new commits (%s); using cached constraints",
-                    self._db.safe_url,
-                    type(exc).__name__,
-                )
-            return
-        self._warned = False
-        if value != self._db_generation:
-            self._db_generation = value
-            self._dirty = True
+            with self._io:
+                try:
+                    if self._listener is None:
+                        self._listener = self._listen()
+                    value = self._read(self._listener)
+                except (psycopg.Error, StoreError) as exc:
+                    with self._lock:
+                        self._drop()
+                        # no reconnect storm in an outage
+                        self._next_check = time.monotonic() + self.every
+                        warn = not self._warned
+                        self._warned = True
+                    if warn:
+                        _log.warning(
+                            "scarguard: cannot check %s for new commits (%s); using cached"
+                            " constraints",
+                            self._db.safe_url,
+                            type(exc).__name__,
+                        )
+                    return
+            with self._lock:
+                self._warned = False
+                if value != self._db_generation:
+                    self._db_generation = value
+                    self._dirty = True
+        finally:
+            self._checking = False
 
     def begin_token(self) -> tuple[int, int]:
         """Return the token ``(generation(), own)`` for a transaction holding its locks.
@@ -231,6 +254,8 @@ class Watch:
     def forget(self) -> None:
         """In a forked child: drop the inherited listener (never closed) and the token."""
         self._lock = threading.Lock()
+        self._io = threading.Lock()
+        self._checking = False
         self._listener = None
         self._next_check = 0.0
         self._inflight = 0  # the parent's commits in flight are not this process's

@@ -122,7 +122,8 @@ def _open_postgres(url: str, *, receipts: bool, receipt_key: bytes | str | None)
             "the PostgreSQL store needs psycopg 3, which is not installed:"
             ' pip install "scarguard[postgres]"'
         ) from exc
-    return PostgresStore(url, receipts=receipts, receipt_key=receipt_key)
+    # an agent must start while the database is down: its tools then fail open per call
+    return PostgresStore(url, receipts=receipts, receipt_key=receipt_key, defer_connect=True)
 
 
 def _open_default(

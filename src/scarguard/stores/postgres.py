@@ -46,15 +46,26 @@ The discipline, and why:
 
 from __future__ import annotations
 
+import logging
+import threading
+import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import psycopg
 
+from scarguard.errors import SchemaVersionError, StoreError
 from scarguard.model import Scope
 from scarguard.receipts import GENESIS, Receipt, verify_chain
-from scarguard.stores._postgres_conn import Connection, Connections, lock_key, rollback, split_url
+from scarguard.stores._postgres_conn import (
+    Connection,
+    Connections,
+    lock_key,
+    redact_url,
+    rollback,
+    split_url,
+)
 from scarguard.stores._postgres_schema import SQL
 from scarguard.stores._postgres_tx import PostgresTransaction
 from scarguard.stores._postgres_watch import Watch
@@ -63,6 +74,8 @@ from scarguard.stores.protocol import VerifyReport
 from scarguard.stores.records import import_records
 
 __all__ = ["PostgresStore"]
+
+_log = logging.getLogger("scarguard.stores.postgres")
 
 _T = TypeVar("_T")
 _CHAIN_BATCH = 5000
@@ -92,6 +105,15 @@ class PostgresStore(SQLReads):
         lock_timeout: Seconds a write waits for another writer of the same tenant (or a
             ``wipe()``) before failing with :class:`~scarguard.StoreError`; a peer stuck inside
             its transaction then cannot stall this process's tool calls for longer.
+        io_timeout: Seconds any one round trip may take (at least ``lock_timeout`` + 1): a
+            server that stops answering without closing the connection fails the call with
+            :class:`~scarguard.StoreError` after that long, instead of blocking it forever.
+        defer_connect: When the server cannot be reached at construction, do not raise:
+            every use raises :class:`~scarguard.StoreError` instead (a new attempt at most
+            every ``retry_every`` seconds) until it can. ``FailureMemory("postgresql://...")``
+            opens the store this way, so an agent starts while the database is down and its
+            guarded tools fail open.
+        retry_every: Seconds between connection attempts while the server is unreachable.
 
     Raises:
         StoreError: The server is unreachable, the URL is malformed, or authentication
@@ -113,6 +135,9 @@ class PostgresStore(SQLReads):
         revalidate_every: float = 2.0,
         connect_timeout: float = 10.0,
         lock_timeout: float = 5.0,
+        io_timeout: float = 10.0,
+        defer_connect: bool = False,
+        retry_every: float = 5.0,
     ) -> None:
         from scarguard.errors import ConfigurationError
 
@@ -129,25 +154,63 @@ class PostgresStore(SQLReads):
             raise ConfigurationError(
                 f"lock_timeout must be a positive number of seconds, not {lock_timeout!r}"
             )
-        self._db = Connections(
-            bare,
-            self.schema,
-            durable=durable,
-            connect_timeout=connect_timeout,
-            lock_timeout=lock_timeout,
-        )
-        try:
-            self._watch = Watch(self._db, revalidate_every)
-        except BaseException:
-            self._db.close()
-            raise
         self._tenant_keys: dict[tuple[str, str], int] = {}
+        self._safe_url = redact_url(bare)
+        self._retry_every = float(retry_every)
+        self._offline: StoreError | None = None
+        self._retry_at = 0.0
+        self._opening = threading.Lock()
+        self._closed = False
+
+        def open_now() -> tuple[Connections, Watch]:
+            db = Connections(
+                bare,
+                self.schema,
+                durable=durable,
+                connect_timeout=connect_timeout,
+                lock_timeout=lock_timeout,
+                io_timeout=io_timeout,
+            )
+            try:
+                return db, Watch(db, revalidate_every)
+            except BaseException:
+                db.close()
+                raise
+
+        self._open_now = open_now
+        try:
+            self._db, self._watch = open_now()
+        except SchemaVersionError:
+            raise
+        except StoreError as exc:
+            if not defer_connect:
+                raise
+            self._offline, self._retry_at = exc, time.monotonic() + self._retry_every
+            _log.warning("%s; scarguard goes on without it and retries", exc)
+
+    def _ready(self) -> None:
+        """Open the store if construction could not (or raise why it still cannot)."""
+        if self._offline is None:
+            return
+        with self._opening:
+            if self._offline is None:
+                return
+            if self._closed:
+                raise StoreError(f"PostgreSQL store {self.location}: the store is closed")
+            if time.monotonic() < self._retry_at:
+                raise self._offline
+            try:
+                self._db, self._watch = self._open_now()
+            except StoreError as exc:
+                self._offline, self._retry_at = exc, time.monotonic() + self._retry_every
+                raise
+            self._offline = None
 
     @property
     def location(self) -> str:
         """The URL without password, with ``?schema=`` naming the schema."""
-        separator = "&" if "?" in self._db.safe_url else "?"
-        return f"{self._db.safe_url}{separator}schema={self.schema}"
+        separator = "&" if "?" in self._safe_url else "?"
+        return f"{self._safe_url}{separator}schema={self.schema}"
 
     def _begin(self, conn: Connection, scope: Scope | None) -> None:
         """Start a write transaction holding the schema lock (shared) and the tenant lock."""
@@ -192,6 +255,7 @@ class PostgresStore(SQLReads):
     @contextmanager
     def transaction(self, scope: Scope) -> Iterator[PostgresTransaction]:
         """Hold the tenant's write lock (READ COMMITTED); roll back if the body raises."""
+        self._ready()
         conn = self._db.get()
         self._begin(conn, scope)
         try:
@@ -217,12 +281,16 @@ class PostgresStore(SQLReads):
         """Return ``(commits noticed from elsewhere, own commits)``: no round trip.
 
         Another process's commit is noticed at the first call after its NOTIFY arrives,
-        and at the latest ``revalidate_every`` seconds after the commit.
+        and at the latest ``revalidate_every`` seconds after the commit. While the store
+        could not be opened yet, a token that changes when a new attempt is due.
         """
+        if self._offline is not None:
+            return ("offline", time.monotonic() >= self._retry_at)
         return (self._watch.generation(), self._watch.own)
 
     def _read(self, read: Callable[[Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read-only snapshot if asked."""
+        self._ready()
         conn = self._db.get()
         try:
             if not snapshot:
@@ -238,6 +306,7 @@ class PostgresStore(SQLReads):
     def _write(
         self, scope: Scope | None, statements: Iterable[tuple[str, tuple[Any, ...]]]
     ) -> None:
+        self._ready()
         conn = self._db.get()
         self._begin(conn, scope)
         try:
@@ -314,6 +383,10 @@ class PostgresStore(SQLReads):
 
     def close(self) -> None:
         """Close every connection (the listener too); the store may not be used afterwards."""
+        with self._opening:
+            self._closed = True
+            if self._offline is not None:
+                return
         self._watch.close()
         self._db.close()
 
