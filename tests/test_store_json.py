@@ -216,3 +216,22 @@ def test_ids_are_not_reused_when_the_state_is_corrupted_after_a_wipe(
     with pytest.warns(StoreCorruptionWarning):
         store = JSONStore(fresh_json.location)
     assert write_some(store, 1) == [4]
+
+
+def test_a_write_past_the_size_limit_fails_clearly_and_loses_nothing(tmp_path: Path) -> None:
+    """Past max_entries a growing write raises StoreError naming the fix; shrinking still works."""
+    from scarguard import FailureMemory
+
+    path = tmp_path / "small.json"
+    memory = FailureMemory(JSONStore(path, max_entries=40))
+    stored = 0
+    with pytest.raises(StoreError, match=r"past the 40 the JSON store is made for.*SQLite"):
+        for n in range(100):
+            memory.record("run", {"n": n}, error="boom")
+            stored += 1
+    assert 0 < stored < 100
+    assert len(memory.recent_failures(1000)) == stored  # every acknowledged record kept
+    assert memory.verify().valid
+    memory.clear()  # shrinking past the limit works
+    memory.record("run", {"n": 0}, error="boom")
+    assert len(memory.recent_failures(10)) == 1

@@ -56,6 +56,14 @@ _STALE_SECONDS = 60.0
 _LIVE: weakref.WeakSet[JSONStore] = weakref.WeakSet()
 
 
+MAX_ENTRIES = 10_000
+"""Default limit of counters and constraints in a JSON store's state (see ``max_entries``)."""
+
+
+def _entries(tenants: Mapping[js.Tenant, js.TenantState]) -> int:
+    return sum(len(t.counters) + len(t.constraints) for t in tenants.values())
+
+
 def _after_fork_in_child() -> None:
     for store in list(_LIVE):  # a mutex held by another parent thread would never be freed
         store._mutex = threading.RLock()
@@ -73,6 +81,10 @@ class JSONStore:
         receipts: Whether to keep the tamper-evident receipt chain.
         receipt_key: HMAC key for the chain (default: ``SCARGUARD_RECEIPT_KEY``).
         clock: Seconds since the epoch; decides when a temporary file is stale.
+        max_entries: The most counters and constraints the state may hold (every commit
+            rewrites it, so each write costs time in proportion): a write that would grow it
+            past this fails with :class:`StoreError` saying to move to SQLite. Writes that
+            shrink it (``clear()``, ``forget()``, ``wipe()``) always work.
 
     Raises:
         StoreError: The path is a folder, its folder cannot be created, or the file is JSON
@@ -87,7 +99,9 @@ class JSONStore:
         receipts: bool = True,
         receipt_key: bytes | str | None = None,
         clock: Callable[[], float] = time.time,
+        max_entries: int = MAX_ENTRIES,
     ) -> None:
+        self.max_entries = max_entries
         self._path = os.path.abspath(os.path.expanduser(os.fspath(path)))
         stem = self._path[:-5] if self._path.endswith(".json") else self._path
         self.failures_path = stem + ".failures.jsonl"
@@ -257,6 +271,14 @@ class JSONStore:
     def _commit(self, state: js.State, tx: JSONTransaction) -> None:
         tenants = dict(state.tenants)
         tenants[tx.tenant] = tx.data
+        size = _entries(tenants)
+        if size > self.max_entries and size > _entries(state.tenants):
+            raise self._error(
+                f"holds {size} counters and constraints, past the {self.max_entries} the JSON"
+                " store is made for (every write rewrites them all); nothing was written. Move"
+                " the memory to SQLite (memory.export() into FailureMemory('memory.db')"
+                ".import_(...)), or clear() what is no longer needed"
+            )
         new = state.evolve(
             next_id=tx.next_id,
             receipt_seq=tx.receipt_seq,
