@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from scarguard.errors import ConfigurationError, StoreError, StoreFallbackWarning
+from scarguard.model import Scope
 from scarguard.stores import (
     DEFAULT_PATH,
     JSONStore,
@@ -153,3 +154,39 @@ def test_opening_a_sqlite_store_imports_nothing_new() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_corrupt_default_database_is_a_clear_error_not_a_second_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A default memory.db that exists but is not a database: StoreError naming the file and
+    what to do; no memory.json appears beside it (the CLI would go on reading the .db)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SCARGUARD_PATH", raising=False)
+    db = tmp_path / DEFAULT_PATH
+    db.parent.mkdir()
+    db.write_bytes(b"this is not a database" * 100)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(StoreError, match=r"memory\.db.*move .*memory\.db aside"):
+            open_store()
+    assert not db.with_suffix(".json").exists()
+
+
+def test_an_earlier_json_fallback_stays_the_default_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With memory.json from an earlier fallback and no memory.db, the default is the JSON."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SCARGUARD_PATH", raising=False)
+    json_path = (tmp_path / DEFAULT_PATH).with_suffix(".json")
+    json_path.parent.mkdir()
+    earlier = JSONStore(json_path)
+    with earlier.transaction(Scope()) as tx:
+        tx.bump("k", 1.0)
+    earlier.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        store = open_store()
+    assert isinstance(store, JSONStore) and store.location == str(json_path)
+    assert not (tmp_path / DEFAULT_PATH).exists()

@@ -235,3 +235,49 @@ def test_a_write_past_the_size_limit_fails_clearly_and_loses_nothing(tmp_path: P
     memory.clear()  # shrinking past the limit works
     memory.record("run", {"n": 0}, error="boom")
     assert len(memory.recent_failures(10)) == 1
+
+
+def test_a_journal_shorter_than_committed_loses_no_new_record_and_fails_verify(
+    tmp_path: Path,
+) -> None:
+    """A failures journal restored from an older copy: the next record is kept (on a fresh
+    line), a warning says so, and verify() fails until the damage is acknowledged."""
+    from scarguard import FailureMemory
+
+    path = tmp_path / "memory.json"
+    store = JSONStore(path)
+    memory = FailureMemory(store)
+    journal = tmp_path / "memory.failures.jsonl"
+    memory.record("run", {"n": 1}, error="boom one")
+    older = journal.read_bytes()
+    memory.record("run", {"n": 2}, error="boom two")
+    memory.record("run", {"n": 3}, error="boom three")
+    journal.write_bytes(older[:-7])  # an older copy, cut mid-line
+    report = memory.verify()
+    assert not report.valid and "fewer than committed" in report.reason
+    with pytest.warns(StoreCorruptionWarning, match="fewer than committed"):
+        memory.record("run", {"n": 4}, error="boom four")
+    errors = [f.error for f in memory.recent_failures(10)]
+    assert "boom four" in errors  # the acknowledged record after the damage is there
+    assert b"\x00" not in journal.read_bytes()
+    reopened = FailureMemory(JSONStore(path))
+    assert "boom four" in [f.error for f in reopened.recent_failures(10)]
+    assert not reopened.verify().valid  # still, after a reopen: the damage is kept
+    notes = reopened.store.acknowledge_damage()  # type: ignore[attr-defined]
+    assert notes and "fewer than committed" in notes[0]
+    assert reopened.verify().valid
+
+
+def test_a_store_opened_through_a_symlink_keeps_the_link_and_one_memory(tmp_path: Path) -> None:
+    """Writes through a symlink land in the file it points to; the link stays a link."""
+    from scarguard import FailureMemory
+
+    real = tmp_path / "data" / "memory.json"
+    real.parent.mkdir()
+    FailureMemory(real).record("run", {"n": 0}, error="first")
+    link = tmp_path / "memory.json"
+    link.symlink_to(real)
+    FailureMemory(link).record("run", {"n": 1}, error="through the link")
+    assert link.is_symlink()
+    errors = {f.error for f in FailureMemory(real).recent_failures(10)}
+    assert errors == {"first", "through the link"}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -266,3 +267,45 @@ def test_the_chain_cannot_fork(fresh_db: SQLiteStore) -> None:
         tx.receipt("failure", {"x": 1}, 1.0)
     with raw(fresh_db) as conn, pytest.raises(sqlite3.IntegrityError):
         conn.execute("INSERT INTO receipts VALUES (9, ?, 't', 1, '{}', 'h')", ("0" * 64,))
+
+
+def test_a_database_deleted_while_open_gets_every_later_record(tmp_path: Path) -> None:
+    """No record acknowledged after the file went goes into the unlinked file: the store
+    notices (one stat), warns, creates the file afresh at the path, and writes there."""
+    from scarguard import FailureMemory
+    from scarguard.errors import StoreCorruptionWarning
+
+    path = tmp_path / "memory.db"
+    memory = FailureMemory(path)
+    memory.record("run", {"n": 0}, error="before")
+    for suffix in ("", "-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{path}{suffix}")
+    with pytest.warns(StoreCorruptionWarning, match="deleted"):
+        for n in range(1, 9):
+            memory.record("run", {"n": n}, error=f"after {n}")
+    seen = {f.error for f in FailureMemory(path).recent_failures(100)}
+    assert seen == {f"after {n}" for n in range(1, 9)}
+
+
+def test_a_database_replaced_while_open_refuses_to_write_into_the_old_file(
+    tmp_path: Path,
+) -> None:
+    """A file replaced under an open store: every write fails loudly instead of landing,
+    acknowledged, in the old file; a new memory then uses the file now at the path."""
+    from scarguard import FailureMemory
+
+    path = tmp_path / "memory.db"
+    memory = FailureMemory(path)
+    memory.record("run", {"n": 0}, error="before")
+    other = tmp_path / "other.db"
+    with FailureMemory(other) as writer:  # closed: its log is in the main file
+        writer.record("run", {"n": 9}, error="in the other file")
+    os.replace(other, path)
+    for n in range(1, 4):
+        with pytest.raises(StoreError, match="replaced by another file while open"):
+            memory.record("run", {"n": n}, error=f"after {n}")
+    memory.store.close()
+    fresh = FailureMemory(path)
+    fresh.record("run", {"n": 5}, error="after reopening")
+    assert {f.error for f in fresh.recent_failures(10)} >= {"after reopening"}

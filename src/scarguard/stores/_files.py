@@ -13,7 +13,14 @@ import contextlib
 import os
 import secrets
 
-__all__ = ["append_committed", "atomic_write", "fsync_dir", "prefix_end", "temp_name"]
+__all__ = [
+    "ShortFile",
+    "append_committed",
+    "atomic_write",
+    "fsync_dir",
+    "prefix_end",
+    "temp_name",
+]
 
 _LAST_CHAR = "\U0010ffff"
 
@@ -65,13 +72,35 @@ def atomic_write(path: str, data: bytes, *, mtime_ns: int | None = None) -> None
     fsync_dir(os.path.dirname(path))
 
 
-def append_committed(path: str, committed: int, data: bytes) -> int:
+class ShortFile(ValueError):
+    """A journal holds fewer bytes than were committed to it (cut off, or an older copy)."""
+
+    def __init__(self, path: str, found: int, committed: int) -> None:
+        super().__init__(f"{path} holds {found} bytes, {committed - found} fewer than committed")
+        self.found = found
+        self.committed = committed
+
+
+def append_committed(path: str, committed: int, data: bytes, *, short_ok: bool = False) -> int:
     """Cut ``path`` back to ``committed`` bytes, append ``data``, flush; return the new length.
 
-    Bytes past ``committed`` are a torn line or a transaction that never committed.
+    Bytes past ``committed`` are a torn line or a transaction that never committed. A file
+    shorter than ``committed`` lost committed bytes: :class:`ShortFile` is raised, unless
+    ``short_ok``; then ``data`` goes after what is left, on a fresh line (never after a run
+    of zero bytes, which is what extending the file would give).
     """
     with open(path, "ab") as handle:
-        if handle.tell() != committed:
+        found = handle.tell()
+        if found < committed:
+            if not short_ok:
+                raise ShortFile(path, found, committed)
+            committed = found
+            if found:
+                with open(path, "rb") as reader:
+                    reader.seek(found - 1)
+                    if reader.read(1) != b"\n":
+                        data = b"\n" + data
+        elif found != committed:
             handle.truncate(committed)
         if data:
             handle.write(data)

@@ -76,6 +76,8 @@ class State:
     receipt_seq: int = 0
     receipt_head: str | None = None
     tenants: dict[Tenant, TenantState] = attrs.field(factory=dict)
+    damage: tuple[str, ...] = ()
+    """What was found damaged and not yet acknowledged (verification fails until then)."""
 
     def evolve(self, **changes: Any) -> State:
         """Return a shallow copy with ``changes``."""
@@ -131,6 +133,7 @@ def parse_state(data: bytes) -> State:
             receipt_seq=int(head["seq"]),
             receipt_head=None if head["head"] is None else str(head["head"]),
             tenants=tenants,
+            damage=tuple(str(d) for d in doc.get("damage", ())),
         )
     except NewerFormat:
         raise
@@ -160,6 +163,8 @@ def dump_state(state: State) -> bytes:
         "receipts": {"seq": state.receipt_seq, "head": state.receipt_head},
         "tenants": tenants,
     }
+    if state.damage:
+        doc["damage"] = list(state.damage)
     return json.dumps(doc, separators=(",", ":")).encode()
 
 

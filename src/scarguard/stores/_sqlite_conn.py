@@ -13,6 +13,7 @@ is needed, so the common path costs one ``BEGIN IMMEDIATE`` and nothing else.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sqlite3
 import threading
@@ -20,15 +21,25 @@ import weakref
 
 import tenacity
 
-from scarguard.errors import SchemaVersionError, StoreError
+from scarguard._warnings import warn
+from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.stores._forkgate import writing
 from scarguard.stores._sqlite_schema import SCHEMA_VERSION, apply_migrations, user_version
 
 __all__ = ["Connections", "is_busy", "rollback"]
 
 _HEADER = b"SQLite format 3\x00"
+_log = logging.getLogger("scarguard.stores.sqlite")
 _LIVE: weakref.WeakSet[Connections] = weakref.WeakSet()
 _ABANDONED: list[sqlite3.Connection] = []  # inherited across fork: kept alive, never closed
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def _after_fork_in_child() -> None:
@@ -71,11 +82,54 @@ class Connections:
         self.durable = durable
         self.busy_timeout_ms = int(busy_timeout_ms)
         self._lock = threading.Lock()
+        self._reopening = threading.Lock()
         self._local = threading.local()
         self._all: list[sqlite3.Connection] = []
         self._closed = False
         self._open()
+        self.identity = _identity(self.path)
         _LIVE.add(self)
+
+    def still_the_file(self) -> bool:
+        """Make sure the file at the path is the one open; reopen or raise if it is not.
+
+        A database file deleted or replaced while open would keep receiving writes into the
+        unlinked file, lost to everyone else. One ``stat`` tells. A file deleted with its
+        ``-wal`` and ``-shm`` is created afresh (a warning says so; ``False`` is returned).
+        A file replaced, or deleted with a write-ahead log left beside it, cannot be opened
+        safely from here (that log belongs to the old file): :class:`StoreError` then says
+        to open the memory again.
+        """
+        found = _identity(self.path)
+        if found == self.identity:
+            return True
+        with self._reopening:
+            found = _identity(self.path)
+            if found == self.identity:
+                return True
+            leftovers = [p for p in (f"{self.path}-wal", f"{self.path}-shm") if os.path.exists(p)]
+            if found is not None or leftovers:
+                what = "replaced by another file" if found is not None else "deleted"
+                raise self.error(
+                    f"was {what} while open; nothing more is written here, so that no record"
+                    " goes into the old file: open the memory again (a new FailureMemory) to"
+                    " use the file now at the path"
+                )
+            with self._lock:
+                stale, self._all = self._all, []
+                self._local = threading.local()
+            for conn in stale:
+                with contextlib.suppress(sqlite3.Error):
+                    conn.close()
+            self._open()
+            self.identity = _identity(self.path)
+        message = (
+            f"SQLite store {self.path} was deleted while open; created it afresh (the records"
+            " written before went with the deleted file)"
+        )
+        _log.warning(message)
+        warn(message, StoreCorruptionWarning, stacklevel=4, logged=True)
+        return False
 
     def error(self, what: str, exc: BaseException | None = None) -> StoreError:
         """Return a :class:`StoreError` naming the file, ``what`` failed and why."""

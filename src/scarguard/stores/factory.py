@@ -11,11 +11,14 @@
 a :class:`Store`                itself
 ==============================  ============================================
 
-Only the built-in default falls back: when SQLite cannot be imported or the default
-database cannot be opened, the JSON store beside it (``.scarguard/memory.json``) is used,
-announced by exactly one :class:`~scarguard.errors.StoreFallbackWarning` and one log line.
-A path the caller chose (argument or ``SCARGUARD_PATH``) that fails to open raises
-:class:`~scarguard.errors.StoreError`: silently writing somewhere else would split the memory.
+Only the built-in default falls back: when SQLite cannot be imported, the JSON store beside
+it (``.scarguard/memory.json``) is used, announced by exactly one
+:class:`~scarguard.errors.StoreFallbackWarning` and one log line; that JSON store is then
+used as long as no ``memory.db`` exists beside it, so the memory stays in one place. A default
+database that exists but cannot be opened (corrupt, unreadable) raises
+:class:`~scarguard.errors.StoreError` naming the file and what to do, as does a path the
+caller chose (argument or ``SCARGUARD_PATH``): silently writing somewhere else would split the
+memory, while the command line keeps reading the database.
 """
 
 from __future__ import annotations
@@ -23,10 +26,10 @@ from __future__ import annotations
 import importlib
 import logging
 import os
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from scarguard._warnings import warn
 from scarguard.errors import (
     ConfigurationError,
     SchemaVersionError,
@@ -131,20 +134,40 @@ def _open_default(
 ) -> Store:
     target = default_path()
     keep = True if receipts is None else receipts
+    fallback = target.with_suffix(".json")
+    if fallback.exists() and not target.exists():  # an earlier fallback: one memory, one place
+        return JSONStore(fallback, receipts=keep, receipt_key=receipt_key)
     try:
         importlib.import_module("sqlite3")
         if _SQLite is None:
             raise ImportError("scarguard's SQLite store could not be imported")
-        return _SQLite(target, durable=durable, receipts=keep, receipt_key=receipt_key)
-    except SchemaVersionError:
-        raise  # a newer scarguard's data: falling back would split the memory
-    except (ImportError, StoreError) as exc:
+    except ImportError as exc:
         reason = f"{type(exc).__name__}: {exc}"
-    fallback = target.with_suffix(".json")
+    else:
+        try:
+            return _SQLite(target, durable=durable, receipts=keep, receipt_key=receipt_key)
+        except SchemaVersionError:
+            raise  # a newer scarguard's data: falling back would split the memory
+        except StoreError as exc:
+            if not target.is_file():  # nothing there to split from: it cannot be created
+                reason = f"{type(exc).__name__}: {exc}"
+                return _fallback(target, fallback, reason, keep, receipt_key)
+            raise StoreError(
+                f"{exc}. scarguard does not fall back to another file for a database it cannot"
+                f" open (the memory would split): move {target} aside (for example to"
+                f" {target.name}.broken) to start a fresh memory, or restore it from a backup",
+                path=str(target),
+            ) from exc
+    return _fallback(target, fallback, reason, keep, receipt_key)
+
+
+def _fallback(
+    target: Path, fallback: Path, reason: str, keep: bool, receipt_key: bytes | str | None
+) -> Store:
     message = (
         f"scarguard could not use the SQLite store {target} ({reason}); using the JSON store"
         f" {fallback} instead"
     )
     _log.warning(message)
-    warnings.warn(message, StoreFallbackWarning, stacklevel=3)
+    warn(message, StoreFallbackWarning, stacklevel=4, logged=True)
     return JSONStore(fallback, receipts=keep, receipt_key=receipt_key)

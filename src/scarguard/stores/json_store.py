@@ -25,6 +25,7 @@ POSIX only (``fcntl``).
 from __future__ import annotations
 
 import contextlib
+import datetime
 import itertools
 import logging
 import os
@@ -41,7 +42,7 @@ from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import Receipt, damaged_checkpoint, load_checkpoint, verify_chain
 from scarguard.receipts import write_checkpoint as _write_checkpoint
 from scarguard.stores import _json_state as js
-from scarguard.stores._files import append_committed, atomic_write
+from scarguard.stores._files import ShortFile, append_committed, atomic_write
 from scarguard.stores._json_tx import JSONTransaction
 from scarguard.stores._locking import file_lock
 from scarguard.stores.protocol import CounterValue, VerifyReport
@@ -102,7 +103,9 @@ class JSONStore:
         max_entries: int = MAX_ENTRIES,
     ) -> None:
         self.max_entries = max_entries
-        self._path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        # Through a symlink, the store is where the link points: a rename over the link
+        # itself would replace it with a regular file and split the memory in two.
+        self._path = os.path.realpath(os.path.expanduser(os.fspath(path)))
         stem = self._path[:-5] if self._path.endswith(".json") else self._path
         self.failures_path = stem + ".failures.jsonl"
         self.receipts_path = stem + ".receipts.jsonl"
@@ -116,6 +119,7 @@ class JSONStore:
         self._stat: Hashable = None
         self._cache: dict[js.Tenant, list[Failure]] = {}
         self._cache_at = (-1, 0)  # (epoch, offset) of the journal read into _cache
+        self._found: list[str] = []  # damage found during the write in progress
         if os.path.isdir(self._path):
             raise StoreError(f"JSON store {self._path}: is a folder, not a file", path=self._path)
         try:
@@ -263,10 +267,83 @@ class JSONStore:
             tx.committed = self._stat
 
     def _append(self, path: str, committed: int, lines: Iterable[bytes]) -> int:
+        data = b"".join(lines)
         try:
-            return append_committed(path, committed, b"".join(lines))
+            try:
+                return append_committed(path, committed, data)
+            except ShortFile as short:
+                self._note_damage(path, short.committed - short.found)
+                return append_committed(path, committed, data, short_ok=True)
         except OSError as exc:
             raise self._error(f"cannot write {path}", exc) from exc
+
+    def _note_damage(self, path: str, missing: int) -> None:
+        """A journal lost committed bytes: warn, and keep it in the state until acknowledged."""
+        when = datetime.datetime.fromtimestamp(self._clock(), datetime.timezone.utc)
+        note = (
+            f"{os.path.basename(path)} held {missing} bytes fewer than committed (cut off, or"
+            f" restored from an older copy), found {when:%Y-%m-%d %H:%M:%S} UTC: records"
+            " written before then may be lost"
+        )
+        self._found.append(note)
+        message = (
+            f"JSON store {self._path}: {note}; new records go on a fresh line, and verify()"
+            " fails until JSONStore.acknowledge_damage() is called"
+        )
+        _log.warning(message)
+        warn(message, StoreCorruptionWarning, stacklevel=6, logged=True)
+
+    def _with_damage(self, state: js.State) -> js.State:
+        """Return ``state`` carrying the damage found during this write (a new epoch if any)."""
+        if not self._found:
+            return state
+        found, self._found = tuple(self._found), []
+        epoch = max(state.epoch + 1, int(self._clock() * 1000))
+        return state.evolve(damage=state.damage + found, epoch=epoch)
+
+    def _missing(self, state: js.State) -> list[str]:
+        """Journals that hold fewer bytes than committed right now."""
+        notes = []
+        for path, committed in (
+            (self.failures_path, state.failures_bytes),
+            (self.receipts_path, state.receipts_bytes),
+        ):
+            try:
+                size = os.path.getsize(path)
+            except FileNotFoundError:
+                size = 0
+            except OSError:
+                continue
+            if size < committed:
+                notes.append(
+                    f"{os.path.basename(path)} holds {committed - size} bytes fewer than"
+                    " committed (cut off, or restored from an older copy)"
+                )
+        return notes
+
+    def acknowledge_damage(self) -> list[str]:
+        """Accept the damage :meth:`verify` reports (after looking at it); return what it was.
+
+        Journals shorter than committed are taken as they are now, and the damage notes are
+        dropped, so :meth:`verify` checks the chain again from here.
+        """
+        with self._locked(exclusive=True) as state:
+            notes = [*state.damage, *self._missing(state)]
+            sizes = []
+            for path in (self.failures_path, self.receipts_path):
+                try:
+                    sizes.append(os.path.getsize(path))
+                except OSError:
+                    sizes.append(0)
+            self._write_state(
+                state.evolve(
+                    damage=(),
+                    failures_bytes=min(state.failures_bytes, sizes[0]),
+                    receipts_bytes=min(state.receipts_bytes, sizes[1]),
+                    epoch=max(state.epoch + 1, int(self._clock() * 1000)),
+                )
+            )
+            return notes
 
     def _commit(self, state: js.State, tx: JSONTransaction) -> None:
         tenants = dict(state.tenants)
@@ -293,7 +370,7 @@ class JSONStore:
                 self.receipts_path, state.receipts_bytes, map(js.receipt_line, tx.receipts)
             ),
         )
-        self._write_state(new)
+        self._write_state(self._with_damage(new))
 
     def _write_state(self, state: js.State) -> None:
         """Rename a new state into place (the commit point), its mtime past the old one."""
@@ -374,7 +451,7 @@ class JSONStore:
         with self._locked(exclusive=True) as state:
             tenants = {k: v for k, v in state.tenants.items() if k != tenant}
             end = self._append(self.failures_path, state.failures_bytes, [js.clear_line(tenant)])
-            self._write_state(state.evolve(tenants=tenants, failures_bytes=end))
+            self._write_state(self._with_damage(state.evolve(tenants=tenants, failures_bytes=end)))
 
     def wipe(self) -> None:
         """Forget every tenant, the receipt chain and its checkpoint (ids are not reused)."""
@@ -408,6 +485,10 @@ class JSONStore:
                 n = len(chain) + 1
                 return VerifyReport(False, len(chain), n, f"receipt {n} is unreadable")
         report = verify_chain(chain, key=self._key, checkpoint=saved)
+        damage = [*state.damage, *self._missing(state)]
+        if report.valid and damage:
+            reason = "; ".join(damage) + " (acknowledge with JSONStore.acknowledge_damage())"
+            return VerifyReport(False, report.count, None, reason, report.head)
         if report.valid and (report.count, report.head) != (state.receipt_seq, state.receipt_head):
             reason = f"chain ends at {report.count} but the store's head is {state.receipt_seq}"
             return VerifyReport(

@@ -32,6 +32,7 @@ import contextlib
 import itertools
 import os
 import sqlite3
+import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
@@ -69,6 +70,8 @@ from scarguard.stores.records import import_records
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
+_STAT_EVERY = 0.5
+"""Seconds between checks, on the read path, that the database file is still the one open."""
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 
 
@@ -170,11 +173,13 @@ class SQLiteStore(SQLReads):
         receipts: bool = True,
         receipt_key: bytes | str | None = None,
     ) -> None:
-        self._path = os.path.abspath(os.path.expanduser(os.fspath(path)))
+        # the real file, so that every process finds the same -wal, -shm and .head beside it
+        self._path = os.path.realpath(os.path.expanduser(os.fspath(path)))
         self.receipts = receipts
         self._key = receipt_key
         self._commits = itertools.count(1)
         self._own = 0
+        self._next_stat = 0.0
         self._db = Connections(self._path, durable=durable, busy_timeout_ms=busy_timeout_ms)
 
     @property
@@ -190,6 +195,7 @@ class SQLiteStore(SQLReads):
     @contextmanager
     def transaction(self, scope: Scope) -> Iterator[_SQLiteTransaction]:
         """Hold SQLite's write lock (``BEGIN IMMEDIATE``); roll back if the body raises."""
+        self._db.still_the_file()  # never write into a file deleted or replaced meanwhile
         with writing():  # no fork while this thread holds the write lock (_forkgate)
             conn = self._db.get()
             self._db.begin(conn)
@@ -235,7 +241,16 @@ class SQLiteStore(SQLReads):
         return value
 
     def generation(self) -> Hashable:
-        """Return ``(PRAGMA data_version, own commits)``: changes when anyone commits."""
+        """Return ``(PRAGMA data_version, own commits)``: changes when anyone commits.
+
+        Every half second, a ``stat`` also checks that the file at the path is still the one
+        open (see ``Connections.still_the_file``); a file created afresh changes the token.
+        """
+        now = time.monotonic()
+        if now >= self._next_stat:  # a stat per half second on the hot path; writes: always
+            self._next_stat = now + _STAT_EVERY
+            if not self._db.still_the_file():
+                self._own = next(self._commits)
         return (self._db.get().execute("PRAGMA data_version").fetchone()[0], self._own)
 
     def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
@@ -253,6 +268,7 @@ class SQLiteStore(SQLReads):
             raise self._db.error("read failed", exc) from exc
 
     def _write(self, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
+        self._db.still_the_file()
         with writing():
             conn = self._db.get()
             self._db.begin(conn)
