@@ -688,7 +688,9 @@ class FailureMemory(MaintenanceMixin):
             return None
         return self._record_success(call, None, result, nowait=True)
 
-    def _note_progress(self, call: Call, changing: bool, digest: str | None, now: float) -> None:
+    def _note_progress(
+        self, call: Call, changing: bool, digest: Hashable | None, now: float
+    ) -> None:
         """Count a success towards a no-progress loop, or forget the loops it may end."""
         progress = self._progress
         if changing:

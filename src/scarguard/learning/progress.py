@@ -2,11 +2,11 @@
 
 An agent that reads the same file a thousand times, or asks for the same status again and
 again, fails nothing, so no failure rule sees it. This module counts, per call fingerprint,
-how many times in a row the call returned the identical result (a digest of what
-``record(..., result=...)`` was given), and forgets the count when anything suggests the
-world changed: a different result, a failure of the call, or any successful mutating call
-(an edit, a write, a shell command that changes files). Other arguments are other
-fingerprints, so pagination never counts.
+how many times in a row the call returned the identical result (an identity of what
+``record(..., result=...)`` was given, see :func:`result_digest`), and forgets the count when
+anything suggests the world changed: a different result, a failure of the call, or any
+successful mutating call (an edit, a write, a shell command other than a reader such as
+``cat``). Other arguments are other fingerprints, so pagination never counts.
 
 From :attr:`Policy.loop_warn` repeats the call carries a warning; from
 :attr:`Policy.loop_block` (opt-in: polling legitimately returns the same status) it is
@@ -17,13 +17,12 @@ property of one session.
 from __future__ import annotations
 
 import enum
-import hashlib
 import time
+from collections.abc import Hashable
 from typing import Any
 
 import attrs
 
-from scarguard.canonical import canonical_json
 from scarguard.model import Call, Constraint, ConstraintKind, Level, Violation
 from scarguard.policy import Policy
 
@@ -76,28 +75,29 @@ def may_change(call: Call, mutating: bool) -> bool:
     return True
 
 
-def result_digest(result: Any) -> str | None:
-    """Return a short digest of a tool's result, or ``None`` when it cannot be digested.
+def result_digest(result: Any) -> Hashable | None:
+    """Return a cheap identity of a tool's result, or ``None`` when it cannot be taken.
 
-    Text and bytes are hashed whole; anything else through its canonical JSON form (see
-    :mod:`scarguard.canonical`: key order does not matter, objects are described by their
-    type and public attributes, never by a ``repr`` holding a memory address).
+    Text and bytes are hashed whole; anything else through its ``repr`` (so an object whose
+    ``repr`` shows a memory address never matches another: a missed loop, never a false
+    one). The identity lives in this process only and is never stored, so Python's own
+    hashing (the string hash is cached on the object) is enough and costs almost nothing.
     """
     try:
         if isinstance(result, str):
-            data = result.encode("utf-8", "surrogatepass")
-        elif isinstance(result, (bytes, bytearray, memoryview)):
-            data = b"b:" + bytes(result)
-        else:
-            data = b"j:" + canonical_json(result).encode("utf-8", "surrogatepass")
+            return ("s", len(result), hash(result))
+        if isinstance(result, (bytes, bytearray, memoryview)):
+            data = bytes(result)
+            return ("b", len(data), hash(data))
+        text = repr(result)
+        return ("r", len(text), hash(text))
     except Exception:  # an unprintable result must never break the call that returned it
         return None
-    return hashlib.blake2b(data, digest_size=12).hexdigest()
 
 
 @attrs.define
 class _Run:
-    digest: str
+    digest: Hashable
     count: int
     since: float
 
@@ -124,7 +124,7 @@ class ProgressTracker:
         """Whether any call is looping now (lets ``check`` skip the lookup otherwise)."""
         return self._hot > 0
 
-    def returned(self, fingerprint: str, digest: str, now: float) -> int:
+    def returned(self, fingerprint: str, digest: Hashable, now: float) -> int:
         """Count one result of a call; return how many times in a row it returned it."""
         run = self._runs.pop(fingerprint, None)
         if run is not None and run.digest == digest:
