@@ -53,6 +53,39 @@ def mulberry32(seed: int) -> Callable[[], float]:
     return draw
 
 
+Proposal = tuple[str, dict[str, Any]]
+
+
+def forgetful_proposal(
+    rng: Callable[[], float],
+    seen: Sequence[tuple[str, dict[str, Any], bool]],
+    window: int,
+    draw: Callable[[Callable[[], float]], Proposal],
+) -> Proposal:
+    """The forgetful agent of the effectiveness worlds: one proposal.
+
+    It sees its last ``window`` outcomes. If failures have scrolled out of view, with
+    probability 0.30 it replays one of them; otherwise it asks ``draw`` for a call (the world's
+    menu, drawing from ``rng``), redrawing up to five times while the call is a failure it
+    can still see. The order of draws is the published simulation's.
+    """
+    visible = seen[-window:] if window > 0 else []
+    visible_failures = {(t, tuple(a.items())) for t, a, ok in visible if not ok}
+    forgotten = [(t, a) for t, a, ok in seen[: max(0, len(seen) - window)] if not ok]
+    if forgotten and rng() < 0.30:
+        tool, args = forgotten[int(rng() * len(forgotten))]
+        return tool, dict(args)
+    attempts = 0
+    while True:
+        tool, args = draw(rng)
+        if (tool, tuple(args.items())) not in visible_failures:
+            break
+        attempts += 1
+        if attempts >= 5:
+            break
+    return tool, args
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Return the ``q``-th percentile (0-100) of ``values`` by nearest rank."""
     if not values:

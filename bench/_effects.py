@@ -30,7 +30,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from _common import mulberry32
+from _common import forgetful_proposal, mulberry32
 
 from scarguard import FailureMemory
 from scarguard.policy import Policy
@@ -194,32 +194,21 @@ def propose(
     rng: Callable[[], float], seen: list[tuple[str, Args, bool]], window: int
 ) -> tuple[str, Args]:
     """The forgetful agent of the static world, drawing from this world's calls."""
-    visible = seen[-window:] if window > 0 else []
-    visible_failures = {_key(t, a) for t, a, ok in visible if not ok}
-    forgotten = [(t, a) for t, a, ok in seen[: max(0, len(seen) - window)] if not ok]
-    if forgotten and rng() < 0.30:
-        tool, args = forgotten[math.floor(rng() * len(forgotten))]
-        return tool, dict(args)
-    attempts = 0
-    while True:
-        tool = TOOLS[math.floor(rng() * len(TOOLS))]
-        if tool == "read_file":
-            args: Args = {"path": READ_PATHS[math.floor(rng() * len(READ_PATHS))]}
-        elif tool == "edit_file":
-            path, old, new = EDITS[math.floor(rng() * len(EDITS))]
-            args = {"path": path, "old": old, "new": new}
-        elif tool == "create_file":
-            args = {"path": CREATES[math.floor(rng() * len(CREATES))], "content": "new\n"}
-        elif tool == "run":
-            args = {"command": COMMANDS[math.floor(rng() * len(COMMANDS))]}
-        else:
-            args = {"target": MAKE_TARGETS[math.floor(rng() * len(MAKE_TARGETS))]}
-        if _key(tool, args) not in visible_failures:
-            break
-        attempts += 1
-        if attempts >= 5:
-            break
-    return tool, args
+    return forgetful_proposal(rng, seen, window, _draw)
+
+
+def _draw(rng: Callable[[], float]) -> tuple[str, Args]:
+    tool = TOOLS[math.floor(rng() * len(TOOLS))]
+    if tool == "read_file":
+        return tool, {"path": READ_PATHS[math.floor(rng() * len(READ_PATHS))]}
+    if tool == "edit_file":
+        path, old, new = EDITS[math.floor(rng() * len(EDITS))]
+        return tool, {"path": path, "old": old, "new": new}
+    if tool == "create_file":
+        return tool, {"path": CREATES[math.floor(rng() * len(CREATES))], "content": "new\n"}
+    if tool == "run":
+        return tool, {"command": COMMANDS[math.floor(rng() * len(COMMANDS))]}
+    return tool, {"target": MAKE_TARGETS[math.floor(rng() * len(MAKE_TARGETS))]}
 
 
 class Oracle:

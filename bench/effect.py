@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import machine, mulberry32, write_result
+from _common import forgetful_proposal, machine, mulberry32, write_result
 from _effects import effects_world
 
 from scarguard import FailureMemory
@@ -135,38 +135,25 @@ def propose(
 ) -> tuple[str, Args]:
     """The forgetful agent: one proposal, drawing exactly as the published simulation does.
 
-    It sees its last ``window`` executed outcomes. If failures have scrolled out of view,
-    with probability 0.30 it replays one of them; otherwise it draws tool, path (always),
-    then the search string or command the tool needs, redrawing up to five times while the
-    call is a failure it can still see.
+    It sees its last ``window`` executed outcomes (see :func:`_common.forgetful_proposal`);
+    a fresh call draws tool, path (always), then the search string or command the tool needs.
     """
-    visible = seen[-window:] if window > 0 else []
-    visible_failures = {_key(t, a) for t, a, ok in visible if not ok}
-    forgotten = [(t, a) for t, a, ok in seen[: max(0, len(seen) - window)] if not ok]
-    if forgotten and rng() < 0.30:
-        tool, args = forgotten[math.floor(rng() * len(forgotten))]
-        return tool, dict(args)
-    attempts = 0
-    while True:
-        tool = TOOLS[math.floor(rng() * len(TOOLS))]
-        path = PATHS[math.floor(rng() * len(PATHS))]
-        if tool == "read_file":
-            args: Args = {"file": path}
-        elif tool == "edit_file":
-            search = SEARCHES[math.floor(rng() * len(SEARCHES))]
-            args = {"file": path, "old_string": search, "new_string": "replacement"}
-        elif tool == "bash":
-            args = {"command": COMMANDS[math.floor(rng() * len(COMMANDS))]}
-        elif tool == "search_files":
-            args = {"pattern": "TODO", "path": "."}
-        else:
-            args = {"file": path, "content": "new file content"}
-        if _key(tool, args) not in visible_failures:
-            break
-        attempts += 1
-        if attempts >= 5:
-            break
-    return tool, args
+    return forgetful_proposal(rng, seen, window, _draw)
+
+
+def _draw(rng: Callable[[], float]) -> tuple[str, Args]:
+    tool = TOOLS[math.floor(rng() * len(TOOLS))]
+    path = PATHS[math.floor(rng() * len(PATHS))]
+    if tool == "read_file":
+        return tool, {"file": path}
+    if tool == "edit_file":
+        search = SEARCHES[math.floor(rng() * len(SEARCHES))]
+        return tool, {"file": path, "old_string": search, "new_string": "replacement"}
+    if tool == "bash":
+        return tool, {"command": COMMANDS[math.floor(rng() * len(COMMANDS))]}
+    if tool == "search_files":
+        return tool, {"pattern": "TODO", "path": "."}
+    return tool, {"file": path, "content": "new file content"}
 
 
 def _repeat_key(tool: str, args: Args, error: str) -> str:
