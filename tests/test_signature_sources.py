@@ -181,3 +181,22 @@ def test_specific_wordings_win_over_the_general_kinds_they_contain() -> None:
     }
     for text, expected in cases.items():
         assert DEFAULT_BANK.match(text).name == expected, text
+
+
+_NESTED = re.compile(r"\((?:[^()\\]|\\.)*(?<!\\)[*+](?:[^()\\]|\\.)*\)(?:[*+]|\{\d+,\})")
+"""A group holding an unbounded quantifier that is itself repeated without bound."""
+
+
+def test_default_patterns_have_no_nested_unbounded_repetition() -> None:
+    """No default pattern repeats an unboundedly repeating group, so matching stays linear."""
+    assert _NESTED.search(r"(?:a+)+") and _NESTED.search(r"(\w*x)*")
+    assert not _NESTED.search(r"(?:[^\n.]|\.(?=\S)){0,80}?") and not _NESTED.search(r"(ab)+")
+    offenders = [s.name for s in DEFAULT_BANK if s.pattern and _NESTED.search(s.pattern.pattern)]
+    assert offenders == []
+
+
+@pytest.mark.parametrize("case", CITED, ids=_id)
+def test_cited_wording_is_found_inside_a_long_output(case: Cited) -> None:
+    """A cited wording at the end of a long tool output is still named (head and tail scan)."""
+    noise = "building module 42 of 900 ...\n" * 400
+    assert DEFAULT_BANK.match(noise + case.text).name == case.kind
