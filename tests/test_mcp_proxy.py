@@ -91,7 +91,7 @@ def test_tools_list_is_identical_to_the_direct_listing(tmp_path: Path) -> None:
             return expected, await _all_tools(proxied)
 
     expected, got = anyio.run(main)
-    assert len(expected) == 9
+    assert len(expected) == 10
     assert got == expected
 
 
@@ -353,3 +353,22 @@ def test_upstream_notifications_reach_the_client(tmp_path: Path) -> None:
 
     anyio.run(main)
     assert any(isinstance(m, types.ToolListChangedNotification) for m in seen), seen
+
+
+def test_a_cancelled_call_is_cancelled_upstream_and_not_recorded(tmp_path: Path) -> None:
+    """The client's cancellation reaches the upstream's handler; no failure is stored."""
+    counter = tmp_path / "runs"
+
+    async def main() -> str:
+        async with _session(_proxy(tmp_path / "m.db", counter), tmp_path) as session:
+            with anyio.move_on_after(2):  # the client gives up: the SDK sends cancelled
+                await session.call_tool("wait", {})
+            with anyio.fail_after(60):
+                while _runs(counter, "wait-ended") == 0:
+                    await anyio.sleep(0.05)
+            return _text(await session.call_tool("echo", {"text": "after"}))
+
+    assert anyio.run(main) == "after"
+    assert _runs(counter, "wait-ended") == 1
+    memory = FailureMemory(tmp_path / "m.db", project=str(tmp_path.resolve()))
+    assert memory.recent_failures() == []

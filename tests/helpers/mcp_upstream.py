@@ -15,6 +15,7 @@ reaches it). Tools:
 - ``slow(steps)``: reports progress ``steps`` times, then returns.
 - ``crash()``: the server process dies mid-call.
 - ``announce()``: sends ``notifications/tools/list_changed``.
+- ``wait()``: sleeps until cancelled, then notes ``wait-ended``.
 
 ``tools/list`` is paginated (three tools a page) so that a proxy must forward the cursor.
 A prompt ``greet`` and a resource ``test://notes`` check that those are forwarded too.
@@ -56,6 +57,7 @@ TOOLS = [
     _tool("slow", "Report progress, then finish.", steps="integer"),
     _tool("crash", "Die."),
     _tool("announce", "Tell the client that the tool list changed."),
+    _tool("wait", "Wait until cancelled."),
 ]
 
 
@@ -103,6 +105,12 @@ def main(counter: str, port: int | None = None) -> None:
             for step in range(steps):
                 await ctx.session.report_progress(step + 1, steps, f"step {step + 1}")
             return _text(f"done after {steps} steps")
+        if params.name == "wait":
+            try:
+                await anyio.sleep(600)
+            finally:
+                ran("wait-ended")
+            return _text("waited")
         if params.name == "announce":
             await ctx.session.send_tool_list_changed()
             return _text("announced")
