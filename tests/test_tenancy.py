@@ -103,7 +103,7 @@ def test_scarguard_show_names_the_derived_project(
         memory.record("read_file", {"path": "notes.md"}, error=MISSING)
     assert main(["show"]) == 0
     out = capsys.readouterr().out
-    assert f"project {str(repo.resolve())!r} (from the git top level" in out
+    assert f"project {str(repo.resolve())!r} (from the git top level)" in out
     assert "notes.md" in out
     assert main(["show", "-p", "other"]) == 0
     out = capsys.readouterr().out

@@ -105,7 +105,7 @@ def _tenant(args: argparse.Namespace, memory: FailureMemory) -> str:
     if args.project is None:
         root = project_root()
         origin = "the git top level" if (root / ".git").exists() else "this directory"
-        line += f" (from {origin}; -p names another)"
+        line += f" (from {origin})"
     return line
 
 
