@@ -285,25 +285,32 @@ class FailureMemory(MaintenanceMixin):
         args: Mapping[str, Any] | None = None,
         *,
         targets: Sequence[str] | None = None,
+        enforce: bool | None = None,
     ) -> Decision:
         """Decide whether a call may run.
+
+        Every refusal is counted (``stats().refusals``), so call it once per call the agent
+        makes, as :meth:`attempt` does.
 
         Args:
             tool: The tool's name, or a :class:`Call` built by :meth:`describe`.
             args: The call's arguments by name.
             targets: Explicit targets (default: extracted from the arguments).
+            enforce: ``False``: decide in shadow mode (allow and count a would-be refusal)
+                for this call; ``True``: refuse; ``None``: as the memory's ``enforce``.
 
         Returns:
             A :class:`Decision`; when refused, ``message`` tells the LLM why and what to do.
         """
         call = self.describe(tool, args, targets=targets)
         now = self.clock()
-        decision, full = self._decide(call, self._current_index(now), now)
+        enforcing = self.enforce if enforce is None else bool(enforce)
+        decision, full = self._decide(call, self._current_index(now), now, enforcing)
         if full:
             self.flush()
         return decision
 
-    def _check_nowait(self, call: Call) -> Decision | None:
+    def _check_nowait(self, call: Call, enforce: bool | None = None) -> Decision | None:
         """Decide from state held in memory only; ``None`` when the store must be asked.
 
         What an event loop calls: it never waits on the store. ``None`` means the cached
@@ -317,9 +324,12 @@ class FailureMemory(MaintenanceMixin):
         if peek is None or peek() != self._generation:
             return None
         now = self.clock()
-        return self._decide(call, self._index, now)[0]
+        enforcing = self.enforce if enforce is None else bool(enforce)
+        return self._decide(call, self._index, now, enforcing)[0]
 
-    def _decide(self, call: Call, index: ConstraintIndex, now: float) -> tuple[Decision, bool]:
+    def _decide(
+        self, call: Call, index: ConstraintIndex, now: float, enforce: bool
+    ) -> tuple[Decision, bool]:
         """Return the decision on ``call`` and whether the batch of pending counts is full.
 
         The one place a refusal is decided (and, in shadow mode, turned into an allowed
@@ -336,9 +346,9 @@ class FailureMemory(MaintenanceMixin):
                 hits.append(loop)
             blocks = tuple(v for v in hits if v.constraint.level is Level.BLOCK)
             warnings = tuple(v for v in hits if v.constraint.level is not Level.BLOCK)
-            full = self._count_refusal(call, blocks, now) if blocks else False
+            full = self._count_refusal(call, blocks, now, enforce) if blocks else False
         blocking = tuple(v.constraint for v in blocks)
-        if blocks and not self.enforce:
+        if blocks and not enforce:
             decision_signals(call.tool, "would_refuse", blocking, self.scope)
             shadowed = decision_message(call, (), warnings)
             return Decision(True, call, blocks, warnings, shadowed, shadow=True), full
@@ -403,7 +413,9 @@ class FailureMemory(MaintenanceMixin):
                 worker = self._worker
         return worker
 
-    def _count_refusal(self, call: Call, blocks: Sequence[Violation], now: float) -> bool:
+    def _count_refusal(
+        self, call: Call, blocks: Sequence[Violation], now: float, enforce: bool
+    ) -> bool:
         """Count a refusal (or a would-be one) for the next batched write (hold ``_view``).
 
         Returns:
@@ -412,9 +424,9 @@ class FailureMemory(MaintenanceMixin):
         blocking = tuple({v.constraint.key: v.constraint for v in blocks}.values())
         self._pending_refusals += 1
         self._pending_counts.update(
-            refusal_keys(call.tool, blocking, now, enforced=self.enforce)
+            refusal_keys(call.tool, blocking, now, enforced=enforce)
         )
-        if self.enforce:
+        if enforce:
             self._tracker.note(Event.BLOCKED, call.action_class)
         else:
             self._shadow.pop(call.fingerprint, None)

@@ -221,6 +221,19 @@ def log_constraints(event: str, constraints: Iterable[Constraint], scope: Scope)
         )
 
 
+_redactor: Any = None
+
+
+def _safe_line(text: str) -> str:
+    """Return ``text`` redacted, on one line, without control characters (no forged lines)."""
+    global _redactor
+    from scarguard.redact import Redactor, strip_control
+
+    if _redactor is None:
+        _redactor = Redactor()
+    return " ".join(strip_control(_redactor(text)).split())
+
+
 def _safe(text: str) -> str:
     """Return ``text`` on one line, without control characters, at most 80 long."""
     from scarguard.redact import strip_control
@@ -357,11 +370,22 @@ def shadow_signals(
             otel.wrong.add(1, {"tool": tool, "kind": c.kind.value})
 
 
-def bookkeeping(message: str, tool: str | None, scope: Scope | None, error: BaseException) -> None:
-    """Log bookkeeping trouble at WARNING (the tool call went on unaffected)."""
-    if LOGGER.isEnabledFor(logging.WARNING):
+def bookkeeping(
+    message: str,
+    tool: str | None,
+    scope: Scope | None,
+    error: BaseException,
+    *,
+    repeat: bool = False,
+) -> None:
+    """Log bookkeeping trouble at WARNING, or DEBUG for a ``repeat`` of a kind logged before.
+
+    The tool call went on unaffected; the message holds no agent input but the tool's name.
+    """
+    level = logging.DEBUG if repeat else logging.WARNING
+    if LOGGER.isEnabledFor(level):
         fields: dict[str, Any] = {"event": "bookkeeping", "tool": tool,
                                   "error_type": type(error).__name__}  # fmt: skip
         if scope is not None:
             fields = _fields(scope, **fields)
-        LOGGER.warning("%s", message, extra=fields)
+        LOGGER.log(level, "%s", _safe_line(message), extra=fields)

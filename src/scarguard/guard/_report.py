@@ -1,4 +1,8 @@
-"""Report bookkeeping trouble once per kind, as a warning that never breaks a tool call."""
+"""Report bookkeeping trouble once per kind, as a warning that never breaks a tool call.
+
+Each occurrence is also logged on the ``scarguard`` logger: the first of a kind at WARNING,
+repeats at DEBUG (a store that is down would otherwise log every call).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from scarguard._warnings import warn
 from scarguard.errors import ScarguardWarning
+from scarguard.telemetry import bookkeeping
 
 if TYPE_CHECKING:
     from scarguard.guard.tally import Tally
@@ -58,10 +63,13 @@ class Reporter:
         if self.tally is not None:
             self.tally.bump("bookkeeping_errors")
         key = (phase, type(exc).__name__)
-        if key in self._warned:
-            return
-        self._warned.add(key)
+        first = key not in self._warned
         what = TROUBLE["refused" if phase == "check" and self.fail_closed else phase]
         message = f"scarguard could not {what} of tool {self.name!r}: {exception_text(exc)}"
+        # logged every time (the first at WARNING, repeats at DEBUG), warned about once
+        bookkeeping(message, self.name, None, exc, repeat=not first)
+        if not first:
+            return
+        self._warned.add(key)
         # never raised, even under -W error: a warning must not replace the call or its result
-        warn(message, ScarguardWarning, stacklevel=4)
+        warn(message, ScarguardWarning, stacklevel=4, logged=True)

@@ -292,6 +292,7 @@ def guarded_tool(
     agent: str | None = None,
     provider: str | None = None,
     warnings: str | None = None,
+    enforce: bool | None = None,
 ) -> Callable[[F], F]: ...
 
 
@@ -310,6 +311,7 @@ def guarded_tool(
     agent: str | None = None,
     provider: str | None = None,
     warnings: str | None = None,
+    enforce: bool | None = None,
 ) -> Any:
     """Guard a tool: refuse calls known to fail again, record every outcome.
 
@@ -340,6 +342,10 @@ def guarded_tool(
         warnings: ``"append"``: when the decision carries warnings (allowed, with doubts),
             append a one-line note of them to a string result, so the model reads them;
             ``None`` (default): results are returned untouched.
+        enforce: ``False``: shadow mode for this tool: every call runs, and the ones that
+            would have been refused are counted with their real outcome (``scarguard
+            stats``); ``True``: refuse even when the memory is in shadow mode; ``None``
+            (default): as the memory's ``enforce``.
 
     Returns:
         The guarded tool, or a decorator making one.
@@ -361,6 +367,7 @@ def guarded_tool(
         "agent": agent,
         "provider": provider,
         "warnings": warnings,
+        "enforce": enforce,
     }
     checked = GuardOptions(name=name if name is not None else "-", **settings)
 

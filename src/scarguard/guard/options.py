@@ -84,3 +84,4 @@ class GuardOptions:
     agent: str | None = attrs.field(default=None, validator=_string_or_none)
     provider: str | None = attrs.field(default=None, validator=_string_or_none)
     warnings: str | None = attrs.field(default=None, validator=_one_of(_WARNINGS))
+    enforce: bool | None = attrs.field(default=None, validator=_one_of((None, True, False)))

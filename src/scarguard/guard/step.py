@@ -248,14 +248,24 @@ class Attempt:
             tally.bump("calls")
             if not decision.allowed:
                 tally.bump("blocked")
+            elif decision.shadow:
+                tally.bump("would_block")
         self._started = time.perf_counter()
+
+    @property
+    def _enforce(self) -> bool | None:
+        """The tool's ``enforce`` option (``None``: as the memory's)."""
+        return self._options.enforce if self._options is not None else None
+
+    def _check_sync(self, call: Call) -> Decision:
+        return self.memory.check(call, enforce=self._enforce)
 
     def check(self) -> Decision:
         """Check the call now (what entering a ``with`` block does); return the decision."""
         call = self._describe()
         if call is not None:
             try:
-                decision = self.memory.check(call)
+                decision = self.memory.check(call, enforce=self._enforce)
             except Exception as exc:
                 self._cannot_check(exc)
                 decision = self._decision  # type: ignore[assignment]
@@ -269,9 +279,9 @@ class Attempt:
         call = self._describe()
         if call is not None:
             try:
-                decision = self.memory._check_nowait(call)
+                decision = self.memory._check_nowait(call, self._enforce)
                 if decision is None:
-                    decision = await self.memory._off_loop(self.memory.check, call)
+                    decision = await self.memory._off_loop(self._check_sync, call)
             except Exception as exc:
                 self._cannot_check(exc)
                 decision = self._decision

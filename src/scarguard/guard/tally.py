@@ -18,6 +18,7 @@ class ToolStats:
     Attributes:
         calls: Calls made while the guard was enabled (refused ones included).
         blocked: Calls refused without running the tool.
+        would_block: Calls shadow mode (``enforce=False``) let run that it would have refused.
         succeeded: Calls that ran and succeeded (retried ones count once).
         agent_failures: Failed attempts blamed on the agent.
         harness_failures: Failed attempts blamed on the infrastructure.
@@ -29,6 +30,7 @@ class ToolStats:
 
     calls: int = 0
     blocked: int = 0
+    would_block: int = 0
     succeeded: int = 0
     agent_failures: int = 0
     harness_failures: int = 0
