@@ -210,3 +210,162 @@ def test_a_damaged_checkpoint_fails_verification_and_is_kept(tmp_path: Path, nam
     assert memory.verify().valid
     assert head.exists()
     memory.close()
+
+
+# -- a keyed checkpoint, the PostgreSQL head, what verify covers, a full disk -------------
+
+
+def _keyed_history(store: Store, n: int = 5) -> None:
+    for i in range(n):
+        with store.transaction(SCOPE) as tx:
+            tx.receipt("event", {"i": i}, float(i))
+
+
+def _cut_to(store: Store, keep: int) -> str:
+    """Cut the chain to ``keep`` receipts everywhere an attacker without the key can."""
+    rows = [r for _, r in _rows(store)][:keep]
+    head = rows[-1]["hash"]
+    kind = type(store).__name__
+    if kind == "SQLiteStore":
+        with sqlite3.connect(store.location) as conn:
+            conn.execute("DELETE FROM receipts WHERE seq > ?", (keep,))
+    elif kind == "JSONStore":
+        journal = Path(store.receipts_path)  # type: ignore[attr-defined]
+        lines = journal.read_bytes().splitlines(keepends=True)[:keep]
+        journal.write_bytes(b"".join(lines))
+        state_path = Path(store.location)
+        state = json.loads(state_path.read_text())
+        state["receipts"] = {"seq": keep, "head": head}
+        state["receipts_bytes"] = sum(len(line) for line in lines)
+        state_path.write_text(json.dumps(state))
+    else:  # PostgreSQL: the chain, its head row and the checkpoint row
+        import psycopg
+        from psycopg import sql
+
+        from helpers.postgres import PG_URL
+
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(store.schema)))  # type: ignore[attr-defined]
+            conn.execute("DELETE FROM receipts WHERE seq > %s", (keep,))
+            conn.execute("UPDATE receipt_head SET seq = %s, hash = %s", (keep, head))
+            conn.execute("UPDATE receipt_checkpoint SET seq = %s, hash = %s", (keep, head))
+        return head
+    write_checkpoint(store.checkpoint_path, keep, head)  # type: ignore[attr-defined]  # no key
+    return head
+
+
+def _rows(store: Store) -> list[tuple[int, dict]]:  # type: ignore[type-arg]
+    kind = type(store).__name__
+    if kind == "JSONStore":
+        lines = Path(store.receipts_path).read_text().splitlines()  # type: ignore[attr-defined]
+        return [(i, json.loads(line)) for i, line in enumerate(lines)]
+    if kind == "SQLiteStore":
+        with sqlite3.connect(store.location) as conn:
+            found = conn.execute("SELECT seq, hash FROM receipts ORDER BY seq").fetchall()
+    else:
+        import psycopg
+        from psycopg import sql
+
+        from helpers.postgres import PG_URL
+
+        with psycopg.connect(PG_URL, autocommit=True) as conn:
+            conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(store.schema)))  # type: ignore[attr-defined]
+            found = conn.execute("SELECT seq, hash FROM receipts ORDER BY seq").fetchall()
+    return [(int(seq), {"hash": h}) for seq, h in found]
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "json", "postgres"])
+def test_with_a_key_a_cut_chain_with_a_rewritten_checkpoint_fails_verify(
+    kind: str, store_factory: Callable[..., Store]
+) -> None:
+    """Cutting the chain's end and rewriting the checkpoint to match needs the key now."""
+    store = store_factory(kind, receipt_key="k3y")
+    _keyed_history(store)
+    assert store.verify().valid  # writes a checkpoint carrying its MAC
+    _cut_to(store, 3)
+    report = store.verify()
+    assert not report.valid
+    assert "MAC" in report.reason
+
+
+def test_postgresql_verify_checks_its_chain_head(store_factory: Callable[..., Store]) -> None:
+    """A receipt deleted from the end (the head row left alone) fails verify on PostgreSQL."""
+    import psycopg
+    from psycopg import sql
+
+    from helpers.postgres import PG_URL
+
+    store = store_factory("postgres")
+    _keyed_history(store, 4)
+    with psycopg.connect(PG_URL, autocommit=True) as conn:
+        conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(store.schema)))  # type: ignore[attr-defined]
+        conn.execute("DELETE FROM receipts WHERE seq = 4")
+    report = store.verify()
+    assert not report.valid and "head is 4" in report.reason
+
+
+def test_cli_verify_says_what_is_and_is_not_covered(tmp_path: Path) -> None:
+    """Deleting every constraint passes the chain check: the output says that is not covered."""
+    from scarguard import FailureMemory
+
+    path = tmp_path / "memory.db"
+    with FailureMemory(path, workspace="w", project="p") as memory:
+        for _ in range(2):
+            memory.record("read_file", {"path": "gone.txt"}, error="No such file or directory")
+        assert memory.constraints()
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM constraints")
+    done = subprocess.run(
+        [sys.executable, "-m", "scarguard", "verify", "--path", str(path),
+         "--workspace", "w", "--project", "p"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "covers: the receipt chain" in done.stdout
+    assert "a constraint deleted" in " ".join(done.stdout.split())
+    assert all(len(line) <= 80 for line in done.stdout.splitlines())
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "json"])
+def test_a_checkpoint_that_cannot_be_written_does_not_fail_a_valid_chain(
+    kind: str, store_factory: Callable[..., Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a full disk verify() still reports a valid chain, saying the checkpoint was not saved."""
+    import errno
+    import os as os_module
+
+    store = store_factory(kind)
+    _keyed_history(store, 2)
+    real_open = os_module.open
+
+    def full_disk(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os_module.O_CREAT and ".head" in str(path):
+            raise OSError(errno.ENOSPC, os_module.strerror(errno.ENOSPC))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os_module, "open", full_disk)
+    report = store.verify()
+    assert report.valid and report.count == 2
+    assert "could not be saved" in report.reason and "No space left" in report.reason
+
+
+def test_cli_verify_on_a_full_disk_exits_3_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An OSError under any command is one line on stderr and exit 3, never a traceback."""
+    import errno
+
+    from scarguard import FailureMemory
+    from scarguard.cli import EXIT_STORE, main
+
+    path = tmp_path / "memory.db"
+    with FailureMemory(path) as memory:
+        memory.record("run", {"n": 1}, error="boom")
+
+    def full(self: object) -> object:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(FailureMemory, "verify", full)
+    assert main(["verify", "--path", str(path)]) == EXIT_STORE
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "No space left on device" in err

@@ -5,7 +5,8 @@ type, time (integer milliseconds) and payload (floats carried as strings, so the
 hashed never depend on float formatting). Editing any field, deleting or reordering a
 receipt breaks a link; a cut-off tail or a rolled-back store is caught by comparing with a
 checkpoint of the head kept beside the store. With a secret key (``SCARGUARD_RECEIPT_KEY``)
-the hashes are HMACs, so forging a chain needs the key.
+the hashes are HMACs and the checkpoint carries one too, so forging a chain, or cutting it
+and rewriting the checkpoint to match, needs the key.
 """
 
 from __future__ import annotations
@@ -30,8 +31,11 @@ __all__ = [
     "GENESIS",
     "KEY_ENV",
     "Receipt",
+    "check_checkpoint",
+    "checkpoint_mac",
     "damaged_checkpoint",
     "load_checkpoint",
+    "save_checkpoint",
     "seal",
     "verify_chain",
     "write_checkpoint",
@@ -195,21 +199,68 @@ def verify_chain(
     return VerifyReport(True, count, None, "", prev if count else None)
 
 
-def load_checkpoint(path: str) -> tuple[int, str] | None:
+def checkpoint_mac(seq: int, head: str, key: bytes | str | None = None) -> str | None:
+    """Return the HMAC of a ``(seq, hash)`` checkpoint, or ``None`` without a key.
+
+    With a key, a checkpoint without this MAC (or with a wrong one) is refused, so cutting
+    the end off the chain and rewriting the checkpoint to match needs the key too.
+    """
+    secret = _key(key)
+    if secret is None:
+        return None
+    return hmac.new(secret, f"checkpoint:{seq}:{head}".encode(), hashlib.sha256).hexdigest()
+
+
+def check_checkpoint(
+    seq: int, head: str, mac: object, key: bytes | str | None, where: str
+) -> tuple[int, str]:
+    """Return ``(seq, head)`` if its MAC is right (or no key is set).
+
+    Raises:
+        ValueError: A key is set and the MAC is missing or wrong.
+    """
+    expected = checkpoint_mac(seq, head, key)
+    if expected is not None and not (
+        isinstance(mac, str) and hmac.compare_digest(mac, expected)
+    ):
+        raise ValueError(
+            f"the checkpoint {where} has no valid MAC for the receipt key (written without"
+            " the key, or forged)"
+        )
+    return seq, head
+
+
+def load_checkpoint(path: str, key: bytes | str | None = None) -> tuple[int, str] | None:
     """Return the ``(seq, hash)`` checkpoint stored at ``path``, or ``None`` if there is none.
 
     Raises:
-        ValueError: The file exists but cannot be read as a checkpoint. A damaged checkpoint
-            must not pass for a missing one: a truncated chain would then verify.
+        ValueError: The file exists but cannot be read as a checkpoint, or (with a key) its
+            MAC is missing or wrong. A damaged checkpoint must not pass for a missing one: a
+            truncated chain would then verify.
     """
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
-        return int(data["seq"]), str(data["hash"])
+        seq, head = int(data["seq"]), str(data["hash"])
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ValueError(f"the checkpoint {path} is damaged ({type(exc).__name__})") from exc
+    return check_checkpoint(seq, head, data.get("mac"), key, path)
+
+
+def save_checkpoint(path: str, seq: int, head: str, key: bytes | str | None = None) -> str:
+    """Write the checkpoint as :func:`write_checkpoint` does; return what went wrong, if anything.
+
+    A checkpoint that cannot be written (a full disk, a read-only folder) never makes a
+    valid chain fail: the chain was checked; only the next truncation check is weaker. The
+    returned text (empty when saved) says so, for the report.
+    """
+    try:
+        write_checkpoint(path, seq, head, key)
+    except OSError as exc:
+        return f"the checkpoint {path} could not be saved ({exc.strerror or exc})"
+    return ""
 
 
 def damaged_checkpoint(problem: ValueError) -> VerifyReport:
@@ -225,16 +276,20 @@ def damaged_checkpoint(problem: ValueError) -> VerifyReport:
     )
 
 
-def write_checkpoint(path: str, seq: int, head: str) -> None:
-    """Atomically write a ``(seq, hash)`` checkpoint to ``path``.
+def write_checkpoint(path: str, seq: int, head: str, key: bytes | str | None = None) -> None:
+    """Atomically write a ``(seq, hash)`` checkpoint to ``path`` (with its MAC, given a key).
 
     The temporary file is unique per process and thread, so concurrent writers never
     share one; it is removed if anything fails before the rename.
     """
     tmp = f"{path}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
+    record: dict[str, Any] = {"seq": seq, "hash": head}
+    mac = checkpoint_mac(seq, head, key)
+    if mac is not None:
+        record["mac"] = mac
     try:
-        with open(tmp, "w", encoding="utf-8") as handle:
-            json.dump({"seq": seq, "hash": head}, handle)
+        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
+            json.dump(record, handle)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

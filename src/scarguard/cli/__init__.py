@@ -55,6 +55,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_STORE
     except BrokenPipeError:  # `scarguard export | head`
         return EXIT_OK
+    except OSError as exc:  # a full disk, a file that went away: one line, not a traceback
+        _fail(args.command, exc)
+        return EXIT_STORE
     except KeyboardInterrupt:
         print(f"scarguard {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -12,6 +12,7 @@ import datetime
 import json
 import os
 import sys
+import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -35,6 +36,7 @@ from scarguard.memory import FailureMemory
 from scarguard.model import Constraint, ConstraintKind, Failure, Pattern
 from scarguard.refusals import RefusalStats
 from scarguard.stores.factory import DEFAULT_PATH, PATH_ENV
+from scarguard.stores.protocol import VERIFY_COVERS, VERIFY_NOT_COVERED
 from scarguard.tenancy import project_root
 
 __all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "CommandError", "run"]
@@ -348,11 +350,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         report = memory.verify()
         if args.json:
             _emit({"valid": report.valid, "count": report.count, "head": report.head,
-                   "first_broken": report.first_broken, "reason": report.reason})  # fmt: skip
+                   "first_broken": report.first_broken, "reason": report.reason,
+                   "covers": VERIFY_COVERS, "not_covered": VERIFY_NOT_COVERED})  # fmt: skip
         elif report.valid:
             head = f", head {report.head[:12]}" if report.head else ""
             noun = "receipt" if report.count == 1 else "receipts"
             print(f"receipt chain intact: {report.count} {noun}{head}")
+            if report.reason:  # the checkpoint could not be saved
+                print(f"note: {report.reason}")
+            for label, text in (("covers", VERIFY_COVERS), ("not covered", VERIFY_NOT_COVERED)):
+                print(textwrap.fill(f"{label}: {text}", 79, subsequent_indent="  "))
         elif report.first_broken is None:
             print(f"receipt chain cannot be verified: {report.reason}")
         else:

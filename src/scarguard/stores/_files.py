@@ -12,17 +12,30 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+from typing import IO
 
 __all__ = [
     "ShortFile",
     "append_committed",
     "atomic_write",
     "fsync_dir",
+    "open_private",
     "prefix_end",
     "temp_name",
 ]
 
 _LAST_CHAR = "\U0010ffff"
+
+
+def open_private(path: str, mode: str) -> IO[bytes]:
+    """Open ``path`` for writing (``"wb"`` or ``"ab"``), creating it readable by its owner only.
+
+    Failures hold error texts and arguments: a file scarguard creates is ``0600``.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if "a" in mode else os.O_TRUNC)
+    flags |= getattr(os, "O_BINARY", 0)
+    handle: IO[bytes] = os.fdopen(os.open(path, flags, 0o600), mode)
+    return handle
 
 
 def temp_name(path: str) -> str:
@@ -58,7 +71,7 @@ def atomic_write(path: str, data: bytes, *, mtime_ns: int | None = None) -> None
     """
     tmp = temp_name(path)
     try:
-        with open(tmp, "wb") as handle:
+        with open_private(tmp, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
@@ -89,7 +102,7 @@ def append_committed(path: str, committed: int, data: bytes, *, short_ok: bool =
     ``short_ok``; then ``data`` goes after what is left, on a fresh line (never after a run
     of zero bytes, which is what extending the file would give).
     """
-    with open(path, "ab") as handle:
+    with open_private(path, "ab") as handle:
         found = handle.tell()
         if found < committed:
             if not short_ok:

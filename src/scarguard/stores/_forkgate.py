@@ -68,8 +68,9 @@ def _after_fork_in_child() -> None:
     _cond = threading.Condition(threading.Lock())
 
 
-os.register_at_fork(
-    before=_before_fork,
-    after_in_parent=_after_fork_in_parent,
-    after_in_child=_after_fork_in_child,
-)
+if hasattr(os, "register_at_fork"):  # not on Windows (no fork there either)
+    os.register_at_fork(
+        before=_before_fork,
+        after_in_parent=_after_fork_in_parent,
+        after_in_child=_after_fork_in_child,
+    )

@@ -41,7 +41,8 @@ def _after_fork_in_child() -> None:
                 os.close(fd)
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager
@@ -53,9 +54,13 @@ def file_lock(path: str, *, exclusive: bool) -> Iterator[None]:
             ``fcntl`` (the JSON store needs POSIX file locks).
     """
     if fcntl is None:  # pragma: no cover - Windows
-        raise StoreError("the JSON store needs POSIX file locks (fcntl)", path=path)
+        raise StoreError(
+            f"JSON store lock {path}: the JSON store needs POSIX file locks (fcntl), which this"
+            " platform does not have; use the SQLite store (a .db path, the default) instead",
+            path=path,
+        )
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         raise StoreError(f"cannot create the lock file {path}: {exc.strerror}", path=path) from exc
     _held[fd] = threading.get_ident()

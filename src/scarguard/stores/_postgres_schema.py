@@ -37,7 +37,7 @@ __all__ = [
     "TENANT",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The ``meta.version`` of a schema this scarguard wrote."""
 
 SQL = Dialect("%s")
@@ -170,5 +170,9 @@ _INITIAL = (
     )""",
 )
 
-MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (("0001_initial", _INITIAL),)
+MIGRATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("0001_initial", _INITIAL),
+    # the checkpoint's HMAC when a receipt key is set (receipts.checkpoint_mac)
+    ("0002_checkpoint_mac", ("ALTER TABLE receipt_checkpoint ADD COLUMN mac text",)),
+)
 """Named migration steps, applied in order, each once (recorded in ``migrations``)."""

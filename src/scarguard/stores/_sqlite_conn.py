@@ -47,7 +47,8 @@ def _after_fork_in_child() -> None:
         connections.forget()
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -139,17 +140,21 @@ class Connections:
     def _open(self) -> None:
         if os.path.isdir(self.path):
             raise self.error("is a folder, not a database file")
+        header: bytes | None
         try:
             os.makedirs(os.path.dirname(self.path), exist_ok=True)
             with open(self.path, "rb") as handle:
                 header = handle.read(len(_HEADER))
         except FileNotFoundError:
-            header = b""
+            header = None
         except OSError as exc:
             raise self.error("cannot create or read the file", exc) from exc
         if header and header != _HEADER:
             raise self.error("is not an SQLite database (left untouched)")
         conn = self._connect()
+        if header is None:  # created just now: readable by its owner only (-wal, -shm follow)
+            with contextlib.suppress(OSError):
+                os.chmod(self.path, 0o600)
         try:
             self._check_version(conn)  # before the first write: a newer file stays untouched
             conn.execute("PRAGMA journal_mode=WAL")

@@ -23,6 +23,7 @@ memory, while the command line keeps reading the database.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import os
@@ -129,11 +130,33 @@ def _open_postgres(url: str, *, receipts: bool, receipt_key: bytes | str | None)
     return PostgresStore(url, receipts=receipts, receipt_key=receipt_key, defer_connect=True)
 
 
+_GITIGNORE = "# Created by scarguard: its failure memory stays out of version control.\n*\n"
+
+
+def _private_folder(folder: Path) -> None:
+    """Create the default store's folder (``0700``) with a ``.gitignore`` of its own.
+
+    As ``.pytest_cache`` does: an agent's ``git add -A`` then never commits the memory
+    (error texts, arguments). An existing folder keeps its mode; it gains the
+    ``.gitignore`` if it has none. Failing to write either never stops the store opening.
+    """
+    with contextlib.suppress(OSError):
+        if not folder.exists():
+            folder.mkdir(mode=0o700, parents=True)
+            os.chmod(folder, 0o700)  # mkdir's mode is filtered by the umask
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            fd = os.open(ignore, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(_GITIGNORE)
+
+
 def _open_default(
     *, durable: bool, receipts: bool | None, receipt_key: bytes | str | None
 ) -> Store:
     target = default_path()
     keep = True if receipts is None else receipts
+    _private_folder(target.parent)
     fallback = target.with_suffix(".json")
     if fallback.exists() and not target.exists():  # an earlier fallback: one memory, one place
         return JSONStore(fallback, receipts=keep, receipt_key=receipt_key)

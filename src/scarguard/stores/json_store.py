@@ -39,8 +39,13 @@ from typing import Any
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import Receipt, damaged_checkpoint, load_checkpoint, verify_chain
-from scarguard.receipts import write_checkpoint as _write_checkpoint
+from scarguard.receipts import (
+    Receipt,
+    damaged_checkpoint,
+    load_checkpoint,
+    save_checkpoint,
+    verify_chain,
+)
 from scarguard.stores import _json_state as js
 from scarguard.stores._files import ShortFile, append_committed, atomic_write
 from scarguard.stores._json_tx import JSONTransaction
@@ -71,7 +76,8 @@ def _after_fork_in_child() -> None:
         store._depth = 0
 
 
-os.register_at_fork(after_in_child=_after_fork_in_child)
+if hasattr(os, "register_at_fork"):  # not on Windows
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 class JSONStore:
@@ -472,7 +478,7 @@ class JSONStore:
         if not self.receipts:
             return VerifyReport(True, 0)
         try:
-            saved = load_checkpoint(self.checkpoint_path)
+            saved = load_checkpoint(self.checkpoint_path, self._key)
         except ValueError as problem:
             return damaged_checkpoint(problem)
         with self._locked(exclusive=False) as state:
@@ -495,7 +501,9 @@ class JSONStore:
                 False, report.count, min(report.count, state.receipt_seq) + 1, reason, report.head
             )
         if report.valid and report.head is not None and (saved is None or saved[0] <= report.count):
-            _write_checkpoint(self.checkpoint_path, report.count, report.head)
+            unsaved = save_checkpoint(self.checkpoint_path, report.count, report.head, self._key)
+            if unsaved:
+                report = VerifyReport(True, report.count, None, unsaved, report.head)
         return report
 
     def checkpoint(self) -> VerifyReport:

@@ -57,7 +57,14 @@ import psycopg
 
 from scarguard.errors import SchemaVersionError, StoreError
 from scarguard.model import Scope
-from scarguard.receipts import GENESIS, Receipt, verify_chain
+from scarguard.receipts import (
+    GENESIS,
+    Receipt,
+    check_checkpoint,
+    checkpoint_mac,
+    damaged_checkpoint,
+    verify_chain,
+)
 from scarguard.stores._postgres_conn import (
     Connection,
     Connections,
@@ -80,9 +87,9 @@ _log = logging.getLogger("scarguard.stores.postgres")
 _T = TypeVar("_T")
 _CHAIN_BATCH = 5000
 _SAVE_CHECKPOINT = (
-    "INSERT INTO receipt_checkpoint (id, seq, hash)"
-    " SELECT 1, %s, %s WHERE EXISTS (SELECT 1 FROM receipts WHERE seq = %s AND hash = %s)"
-    " ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash"
+    "INSERT INTO receipt_checkpoint (id, seq, hash, mac)"
+    " SELECT 1, %s, %s, %s WHERE EXISTS (SELECT 1 FROM receipts WHERE seq = %s AND hash = %s)"
+    " ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mac = EXCLUDED.mac"
     " WHERE receipt_checkpoint.seq <= EXCLUDED.seq"
 )
 
@@ -338,17 +345,34 @@ class PostgresStore(SQLReads):
             return VerifyReport(True, 0)
 
         def read(conn: Connection) -> VerifyReport:
-            row = conn.execute("SELECT seq, hash FROM receipt_checkpoint").fetchone()
-            saved = (int(row[0]), str(row[1])) if row else None
+            row = conn.execute("SELECT seq, hash, mac FROM receipt_checkpoint").fetchone()
+            saved = None
+            if row is not None:
+                where = "in receipt_checkpoint"
+                try:
+                    saved = check_checkpoint(int(row[0]), str(row[1]), row[2], self._key, where)
+                except ValueError as problem:
+                    return damaged_checkpoint(problem)
+            head = conn.execute("SELECT seq, hash FROM receipt_head").fetchone()
             with conn.cursor(name="scarguard_chain") as cursor:
                 cursor.itersize = _CHAIN_BATCH
                 chain = (Receipt(*r) for r in cursor.execute(CHAIN_SQL))
                 report = verify_chain(chain, key=self._key, checkpoint=saved)
+            if report.valid and head is not None and int(head[0]) != report.count:
+                reason = f"chain ends at {report.count} but the store's head is {int(head[0])}"
+                first = min(report.count, int(head[0])) + 1
+                return VerifyReport(False, report.count, first, reason, report.head)
+            if report.valid and head is not None and report.count and head[1] != report.head:
+                reason = f"receipt {report.count} differs from the store's head"
+                return VerifyReport(False, report.count, report.count, reason, report.head)
             return report
 
         report = self._read(read, snapshot=True)
         if report.valid and report.head is not None:
-            self._save_checkpoint(report.count, report.head)
+            try:
+                self._save_checkpoint(report.count, report.head)
+            except StoreError as exc:  # the chain was checked: only the next check is weaker
+                report = VerifyReport(True, report.count, None, str(exc), report.head)
         return report
 
     def _save_checkpoint(self, seq: int, head: str) -> None:
@@ -362,7 +386,8 @@ class PostgresStore(SQLReads):
                 "BEGIN ISOLATION LEVEL READ COMMITTED;"
                 f" SELECT pg_advisory_xact_lock_shared({self._db.global_key})"
             )
-            conn.execute(_SAVE_CHECKPOINT, (seq, head, seq, head))
+            mac = checkpoint_mac(seq, head, self._key)
+            conn.execute(_SAVE_CHECKPOINT, (seq, head, mac, seq, head))
             conn.execute("COMMIT")
         except psycopg.Error as exc:
             rollback(conn)

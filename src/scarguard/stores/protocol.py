@@ -19,7 +19,15 @@ import attrs
 
 from scarguard.model import Constraint, Failure, Scope
 
-__all__ = ["CounterValue", "Store", "Transaction", "VerifyReport", "failure_identity"]
+__all__ = [
+    "VERIFY_COVERS",
+    "VERIFY_NOT_COVERED",
+    "CounterValue",
+    "Store",
+    "Transaction",
+    "VerifyReport",
+    "failure_identity",
+]
 
 
 def failure_identity(failure: Failure) -> tuple[Any, ...]:
@@ -40,15 +48,30 @@ class CounterValue:
     last_at: float
 
 
+VERIFY_COVERS = (
+    "the receipt chain: every failure, success batch and constraint learned, lifted,"
+    " evicted or forgotten, as recorded, with its order, end and checkpoint"
+)
+"""What ``verify()`` checks."""
+VERIFY_NOT_COVERED = (
+    "the current constraint and counter tables: a constraint deleted or edited in the"
+    " store directly (not through scarguard) is not detected"
+)
+"""What ``verify()`` does not check."""
+
+
 @attrs.frozen
 class VerifyReport:
     """The result of checking a receipt chain.
+
+    What is checked is :data:`VERIFY_COVERS`; what is not, :data:`VERIFY_NOT_COVERED`.
 
     Attributes:
         valid: Whether the whole chain checks out.
         count: How many receipts were checked.
         first_broken: Sequence number of the first broken receipt (``None`` when valid).
-        reason: What is wrong, in one sentence (empty when valid).
+        reason: What is wrong, in one sentence; when valid, empty, or why the checkpoint of
+            the head could not be saved (the chain itself checked out).
         head: Hash of the last receipt checked.
     """
 

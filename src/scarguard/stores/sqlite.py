@@ -45,10 +45,10 @@ from scarguard.receipts import (
     Receipt,
     damaged_checkpoint,
     load_checkpoint,
+    save_checkpoint,
     seal,
     verify_chain,
 )
-from scarguard.receipts import write_checkpoint as _write_checkpoint
 from scarguard.stores._forkgate import writing
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
 from scarguard.stores._sqlite_conn import Connections, rollback
@@ -299,7 +299,7 @@ class SQLiteStore(SQLReads):
         if not self.receipts:
             return VerifyReport(True, 0)
         try:
-            saved = load_checkpoint(self.checkpoint_path)
+            saved = load_checkpoint(self.checkpoint_path, self._key)
         except ValueError as problem:
             return damaged_checkpoint(problem)
 
@@ -309,7 +309,9 @@ class SQLiteStore(SQLReads):
 
         report = self._read(read, snapshot=True)
         if report.valid and report.head is not None and (saved is None or saved[0] <= report.count):
-            _write_checkpoint(self.checkpoint_path, report.count, report.head)
+            unsaved = save_checkpoint(self.checkpoint_path, report.count, report.head, self._key)
+            if unsaved:
+                report = attrs.evolve(report, reason=unsaved)
         return report
 
     def checkpoint(self) -> VerifyReport:
