@@ -394,6 +394,9 @@ def test_retry_harness_faults_then_success(is_async: bool, memory: FailureMemory
     assert len(sleeps) == 2
     stats = guarded.stats
     assert (stats.harness_failures, stats.retries, stats.succeeded) == (2, 2, 1)
+    # both faults are stored; the retry inside the one guarded call counts with its first try
+    assert len(memory.recent_failures()) == 2
+    assert memory.stats().failures == 1
 
 
 def test_retry_never_retries_agent_mistakes(memory: FailureMemory) -> None:

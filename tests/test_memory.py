@@ -361,13 +361,51 @@ def test_failed_page_refuses_only_that_offset(memory: FailureMemory) -> None:
     assert memory.check("read_file", {"path": "big.log", "offset": 8000}).allowed
 
 
-def test_identical_failures_within_dedupe_window_count_once(memory: FailureMemory) -> None:
-    """A framework re-running one failing call within seconds counts as one failure."""
-    args = {"command": "make build"}
-    memory.record("bash", args, error=MAKE_FAILED)
-    memory.record("bash", args, error=MAKE_FAILED)
+def test_identical_failures_100ms_apart_all_count_and_are_stored(memory: FailureMemory) -> None:
+    """Three identical failures 100 ms apart: refused at the third, and all three stored."""
+    clock = memory.clock
+    assert isinstance(clock, FakeClock)
+    args = {"command": "pytest -q"}
+    for n in range(3):
+        assert memory.check("bash", args).allowed == (n < 2)
+        memory.record("bash", args, error="exit code 1")
+        clock.advance(0.1)
+    assert not memory.check("bash", args).allowed
+    assert len(memory.recent_failures()) == 3
+
+
+def test_identical_deterministic_failures_100ms_apart_refused_at_the_second(
+    memory: FailureMemory,
+) -> None:
+    """A deterministic kind repeated 100 ms later is refused at the second call; both stored."""
+    clock = memory.clock
+    assert isinstance(clock, FakeClock)
+    memory.record("edit_file", EDIT, error="old_string not found in file")
+    clock.advance(0.1)
+    assert not memory.check("edit_file", EDIT).allowed
+    memory.record("edit_file", EDIT, error="old_string not found in file")
+    assert len(memory.recent_failures()) == 2
+
+
+def test_guard_retries_are_stored_but_count_once(memory: FailureMemory) -> None:
+    """The guard's own retries of one call are stored and count as one decision."""
+    args = {"url": "https://api.example.com/v1/items"}
+    memory.record("http_get", args, error="HTTP 503 Service Unavailable")
+    memory.record("http_get", args, error="HTTP 503 Service Unavailable", retry=True)
+    memory.record("http_get", args, error="HTTP 503 Service Unavailable", retry=True)
+    assert len(memory.recent_failures()) == 3
+    assert memory.stats().failures == 1
+    assert memory.convergence().failures == 1
+
+
+def test_retry_of_an_unknown_failure_teaches_nothing_more(memory: FailureMemory) -> None:
+    """A retry flagged by the guard does not corroborate the call it retries."""
+    args = {"command": "./deploy.sh"}
+    memory.record("bash", args, error="frobnicator jammed")
+    memory.record("bash", args, error="frobnicator jammed", retry=True)
     assert memory.check("bash", args).allowed
-    assert len(memory.recent_failures()) == 1
+    memory.record("bash", args, error="frobnicator jammed")
+    assert not memory.check("bash", args).allowed
 
 
 # -- rule 6: ML parameter and dominance bans ----------------------------------------------------
@@ -614,6 +652,21 @@ def test_record_incident_feeds_patterns(memory: FailureMemory) -> None:
     assert pattern.hint
 
 
+def test_one_incident_teaches_no_constraint_and_shows_no_guard_block(
+    memory: FailureMemory,
+) -> None:
+    """record_incident() never bans a call; its kind reaches the guard block once it repeats."""
+    from scarguard import PromptGuard
+
+    memory.record_incident("syntax_error", "coder", "openai", 400, "SyntaxError: invalid syntax")
+    assert memory.constraints() == []
+    assert memory.check("syntax_error", {"agent": "coder", "provider": "openai"}).allowed
+    assert PromptGuard(memory).block() == ""
+    memory.record_incident("syntax_error", "coder", "openai", 400, "SyntaxError: invalid syntax")
+    assert memory.constraints() == []
+    assert "syntax" in PromptGuard(memory).block().lower()
+
+
 def test_snapshot_restore_round_trip(memory: FailureMemory, clock: FakeClock) -> None:
     """A snapshot restored into a fresh memory refuses the same calls."""
     fail(memory, "edit_file", EDIT, "old_string not found")
@@ -638,7 +691,7 @@ def test_tenants_are_isolated(clock: FakeClock) -> None:
 
 def test_concurrent_threads_lose_no_failures(clock: FakeClock) -> None:
     """Eight threads recording distinct failures store every one."""
-    memory = memory_for_tests(clock=clock, policy=Policy(dedupe_seconds=0))
+    memory = memory_for_tests(clock=clock)
 
     def work(n: int) -> None:
         for i in range(50):

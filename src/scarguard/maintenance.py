@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from scarguard.errors import ConfigurationError
 from scarguard.learning.lifting import remove_with_counters
-from scarguard.model import Constraint, ConstraintKind, Failure, Scope
+from scarguard.model import Constraint, ConstraintKind, Scope
 from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store, VerifyReport
 from scarguard.telemetry import log_constraints
@@ -31,7 +31,6 @@ class MaintenanceMixin:
     redactor: Redactor
     _lock: threading.RLock
     _pending: list[Any]
-    _recent: dict[str, tuple[str, float, Failure]]
     _shadow: dict[str, tuple[Constraint, ...]]
     _pending_counts: Counter[str]
     _pending_refusals: int
@@ -100,7 +99,6 @@ class MaintenanceMixin:
         self._pending.clear()
         self._pending_counts.clear()
         self._pending_refusals = 0
-        self._recent.clear()
         self._shadow.clear()
 
     def clear(self) -> None:

@@ -68,8 +68,6 @@ from scarguard.tenancy import derive_project
 __all__ = ["Classification", "FailureMemory", "default_memory", "set_default_memory"]
 
 _MEMORIES: weakref.WeakSet[FailureMemory] = weakref.WeakSet()
-_DEDUPE_ENTRIES = 1024
-"""Recent failures remembered per memory for the dedupe window (oldest dropped first)."""
 _SHADOW_ENTRIES = 1024
 """Would-be refusals awaiting their call's outcome, per memory (oldest dropped first)."""
 _UNLOADED: Hashable = object()
@@ -175,7 +173,6 @@ class FailureMemory(MaintenanceMixin):
         self._tracker = SessionTracker(self.policy)
         self._progress = ProgressTracker(self.policy)
         self._last_ok: dict[str, Call] = {}
-        self._recent: dict[str, tuple[str, float, Failure]] = {}
         self._pending: list[Call] = []
         self._pending_counts: Counter[str] = Counter()
         self._pending_refusals = 0
@@ -449,8 +446,14 @@ class FailureMemory(MaintenanceMixin):
         provider: str | None = None,
         targets: Sequence[str] | None = None,
         result: Any = NO_RESULT,
+        retry: bool = False,
     ) -> RecordResult:
         """Record what a call did, and learn from it.
+
+        Every failure is stored and every one counts: a framework that re-runs a failing
+        tool makes new calls, whatever the time between them. Only the guard's own retries
+        inside one guarded call (``retry=True``) are one decision: they are stored, and count
+        once, with the attempt they retry.
 
         Args:
             tool: The tool's name, or a :class:`Call`.
@@ -466,6 +469,8 @@ class FailureMemory(MaintenanceMixin):
             result: What a successful call returned. Only a digest is kept, to notice a
                 no-progress loop: the identical call returning the identical result with
                 nothing changed in between (``Policy.loop_warn``).
+            retry: This outcome is the guard's own retry of the attempt recorded just before
+                (same call, same decision): a failure is stored but not counted again.
 
         Returns:
             The stored failure, what was learned or lifted, and the session's convergence.
@@ -496,7 +501,7 @@ class FailureMemory(MaintenanceMixin):
             agent=agent,
             provider=provider,
         )
-        return self._record_failure(call, outcome, signature)
+        return self._record_failure(call, outcome, signature, counted=not retry)
 
     def _take_shadow(self, call: Call) -> tuple[Constraint, ...] | None:
         with self._view:
@@ -558,9 +563,9 @@ class FailureMemory(MaintenanceMixin):
     ) -> RecordResult:
         """Record a failure that is not a tool call (incident-log style).
 
-        The incident counts towards :meth:`patterns` and the prompt guard. When the message
-        matches no signature and ``type`` names one, that signature is used. Unlike tool
-        failures, incidents are never deduplicated: each one is recorded.
+        The incident counts towards :meth:`patterns`, so the prompt guard shows its kind once
+        it repeats. It is not a tool call, so it never teaches a constraint. When the message
+        matches no signature and ``type`` names one, that signature is used.
         """
         call = self.describe(type, {"agent": agent, "provider": provider})
         text = message or type
@@ -571,23 +576,21 @@ class FailureMemory(MaintenanceMixin):
         outcome = Outcome(
             ok=False, error=text, status_code=status_code, agent=agent, provider=provider
         )
-        return self._record_failure(call, outcome, signature, dedupe=False)
+        return self._record_failure(call, outcome, signature, teaches=False)
 
     def _record_failure(
-        self, call: Call, outcome: Outcome, signature: Signature, *, dedupe: bool = True
+        self,
+        call: Call,
+        outcome: Outcome,
+        signature: Signature,
+        *,
+        teaches: bool = True,
+        counted: bool = True,
     ) -> RecordResult:
         adapter = self.adapter_for(call.tool)
         blame = adapter.blame(signature, outcome) or classify_blame(signature, outcome)
         with self._lock:
             now = self.clock()
-            previous = self._recent.get(call.fingerprint) if dedupe else None
-            if (
-                previous
-                and previous[0] == signature.name
-                and now - previous[1] < self.policy.dedupe_seconds
-            ):
-                found = Classification(signature, blame, retry_after(outcome.error))
-                return RecordResult(previous[2], (), (), self.convergence(), found)
             failure = Failure(
                 tool=call.tool,
                 fingerprint=call.fingerprint,
@@ -614,9 +617,8 @@ class FailureMemory(MaintenanceMixin):
             with self._keeping(pending) as counts, self._write() as tx:
                 self._apply_successes(tx, pending, counts, now)
                 stored = tx.add_failure(failure)
-                learned = learn(
-                    tx, Lesson(call, stored, signature, deterministic), self.policy, adapter, now
-                )
+                lesson = Lesson(call, stored, signature, deterministic, teaches=teaches)
+                learned = learn(tx, lesson, self.policy, adapter, now) if counted else []
                 evicted = enforce_cap(tx, self.policy, now) if learned else []
                 tx.receipt(
                     "failure",
@@ -628,12 +630,8 @@ class FailureMemory(MaintenanceMixin):
                     now,
                 )
             with self._view:
-                # newest last, so the oldest entry is the first to go once the map is full
-                self._recent.pop(call.fingerprint, None)
-                self._recent[call.fingerprint] = (signature.name, now, stored)
-                if len(self._recent) > _DEDUPE_ENTRIES:
-                    del self._recent[next(iter(self._recent))]
-                self._tracker.note(Event.FAILED, call.action_class, outcome.score)
+                if counted:
+                    self._tracker.note(Event.FAILED, call.action_class, outcome.score)
                 self._progress.forget(call.fingerprint)
                 convergence = self._tracker.convergence()
         outcome_signals(call.tool, stored.signature, blame.value, learned, (), self.scope)
@@ -664,7 +662,6 @@ class FailureMemory(MaintenanceMixin):
         digest = None if changing or result is NO_RESULT else result_digest(result)
         with self._view:
             self._tracker.note(Event.OK, call.action_class, score)
-            self._recent.pop(call.fingerprint, None)
             if call.params:
                 self._last_ok[call.tool] = call
             self._note_progress(call, changing, digest, self.clock())

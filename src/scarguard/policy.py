@@ -98,7 +98,6 @@ class Policy:
             reports ``looping``.
         loop_block: The same, before the identical call is refused (``None``: never; polling
             legitimately returns the same status again and again).
-        dedupe_seconds: Identical failing calls within this many seconds count once.
         stale_after_change: Action classes whose exact-call bans go stale when a mutating call
             succeeds (their counts are kept, so a repeat of the failure is refused at once):
             a test run that failed before an edit is a new experiment after it. Deterministic
@@ -134,7 +133,6 @@ class Policy:
     loop_block: int | None = attrs.field(
         default=None, validator=attrs.validators.optional(_positive_int)
     )
-    dedupe_seconds: float = attrs.field(default=2.0, validator=_non_negative)
     stale_after_change: frozenset[str] = attrs.field(
         default=frozenset({"shell_exec"}), converter=frozenset
     )

@@ -304,6 +304,8 @@ class Attempt:
             "agent": options.agent if options is not None else None,
             "provider": options.provider if options is not None else None,
             "result": self._result,
+            # a retry the guard makes inside this one decision counts with its first try
+            "retry": self._retry_state is not None,
         }
 
     def record(self) -> RecordResult | None:

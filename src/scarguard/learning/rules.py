@@ -65,12 +65,14 @@ class Lesson:
         failure: The stored failure.
         signature: The matching signature (for label, hint and flags).
         deterministic: Whether the identical call must fail identically.
+        teaches: Whether the failure may teach constraints (an incident only counts).
     """
 
     call: Call
     failure: Failure
     signature: Signature
     deterministic: bool
+    teaches: bool = True
 
 
 def _upsert(
@@ -129,7 +131,7 @@ def learn(
         ),
         now,
     )
-    if failure.blame is Blame.HARNESS:
+    if failure.blame is Blame.HARNESS or not lesson.teaches:
         return []
 
     learned: list[Constraint | None] = []
