@@ -48,7 +48,7 @@ CALL_COST = 0.003
 REFUSED_COST = CALL_COST * 0.1
 """A refused call costs the check: 10% of a call."""
 STEP_SECONDS = 5.0
-"""Fake seconds per call: past the engine's 2 s dedupe window, so every failure counts."""
+"""Fake seconds per call (a model turn)."""
 SESSION_GAP_HOURS = 1.0
 """Fake time between consecutive sessions sharing one store."""
 

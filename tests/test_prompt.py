@@ -105,10 +105,23 @@ def test_block_is_deterministic(history: FailureMemory) -> None:
 def test_refused_section_lists_block_constraints(history: FailureMemory) -> None:
     """Active block-level constraints appear under the refused heading, duplicates merged."""
     block = PromptGuard(history).block()
-    refused = block.split("Refused until evidence changes:\n")[1].split("Infrastructure")[0]
+    refused = block.split("Refused until evidence changes:\n")[1].split("Allowed, with")[0]
     assert '"docs/gone.md"' in refused
     assert refused.count("edit_file on") == 1
     assert "(3 such calls)" in refused
+
+
+def test_warnings_reach_the_guard_block(memory: FailureMemory, clock: Clock) -> None:
+    """A warning-level rule (calls allowed with a caution) is listed in its own section."""
+    for old in ("a", "b"):
+        edit = {"path": "x.py", "old_string": old}
+        fail(memory, clock, "edit_file", edit, "old_string not found")
+    decision = memory.check("edit_file", {"path": "x.py", "old_string": "c"})
+    assert decision.allowed and decision.warnings
+    block = PromptGuard(memory).block()
+    warned = block.split("Allowed, with a warning")[1]
+    assert 'edit_file on "x.py": edit_file on "x.py" failed 2 times' in warned
+    assert "different arguments" in warned
 
 
 def test_harness_faults_listed_separately(history: FailureMemory) -> None:

@@ -25,6 +25,7 @@ from scarguard.model import (
     Call,
     Constraint,
     ConstraintKind,
+    ConstraintParams,
     Convergence,
     Decision,
     Failure,
@@ -36,6 +37,7 @@ from scarguard.model import (
     Violation,
 )
 from scarguard.naming.signatures import Signature, SignatureBank
+from scarguard.observe import LocalObserver, Observer
 from scarguard.policy import Policy
 from scarguard.prompt import GuardView, PromptGuard
 from scarguard.redact import Redactor
@@ -52,6 +54,7 @@ __all__ = [
     "ConfigurationError",
     "Constraint",
     "ConstraintKind",
+    "ConstraintParams",
     "ConstraintRefusals",
     "Convergence",
     "Decision",
@@ -61,9 +64,11 @@ __all__ = [
     "GuardedTool",
     "JSONStore",
     "Level",
+    "LocalObserver",
     "MLTrainingAdapter",
     "MemoryStats",
     "MemoryStore",
+    "Observer",
     "Outcome",
     "Pattern",
     "Policy",

@@ -32,10 +32,12 @@ from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
 from scarguard.learning.lifting import lift_on_success, liftable, reset_keys_for_success
 from scarguard.learning.messages import decision_message
+from scarguard.learning.observed import Revalidator, dependencies, is_shell_like
 from scarguard.learning.progress import NO_RESULT, ProgressTracker, may_change, result_digest
 from scarguard.learning.rules import Lesson, enforce_cap, learn
 from scarguard.maintenance import MaintenanceMixin
 from scarguard.model import (
+    Blame,
     Call,
     Constraint,
     ConstraintKind,
@@ -53,6 +55,7 @@ from scarguard.naming.blame import classify_blame
 from scarguard.naming.classify import Classification, error_parts
 from scarguard.naming.retry_after import retry_after
 from scarguard.naming.signatures import DEFAULT_BANK, Signature, SignatureBank
+from scarguard.observe import LocalObserver, Observer
 from scarguard.policy import Policy
 from scarguard.redact import Redactor
 from scarguard.refusals import refusal_keys, verdict_keys
@@ -106,6 +109,11 @@ class FailureMemory(MaintenanceMixin):
             is refused; each call that would have been refused runs, and its real outcome
             is counted (``stats().refusals``) instead of being learned from, so the memory
             learns exactly what an enforcing one would.
+        root: The agent's workspace (default: the working directory when the memory is
+            created): paths are normalised against it and the default observer reads it.
+        observer: Reports state tokens of the paths a failure depends on (default: a
+            :class:`~scarguard.observe.LocalObserver` under ``root``). A constraint whose
+            paths changed is stale and refuses nothing; observation only ever lifts.
 
     Raises:
         ConfigurationError: An option is invalid.
@@ -129,6 +137,8 @@ class FailureMemory(MaintenanceMixin):
         receipts: bool | None = None,
         success_batch: int = 64,
         enforce: bool = True,
+        root: str | os.PathLike[str] | None = None,
+        observer: Observer | None = None,
     ) -> None:
         if project is None:
             project = derive_project()
@@ -143,10 +153,18 @@ class FailureMemory(MaintenanceMixin):
             raise ConfigurationError(
                 f"success_batch must be an integer >= 1, got {success_batch!r}"
             )
+        if observer is not None and not isinstance(observer, Observer):
+            raise ConfigurationError(f"observer: {observer!r} does not implement Observer")
         self.policy = policy or Policy()
         self.clock: Callable[[], float] = clock or time.time
-        self.adapter: Adapter = adapter or ToolCallAdapter()
-        self._adapters = dict(adapters or {})
+        try:
+            self.root = os.path.abspath(os.fspath(root) if root is not None else os.getcwd())
+        except (TypeError, OSError) as exc:
+            raise ConfigurationError(f"root must be a directory path, got {root!r}") from exc
+        self.observer: Observer = observer or LocalObserver(self.root)
+        self._revalidator = Revalidator(self.observer)
+        self.adapter: Adapter = _rooted(adapter or ToolCallAdapter(), self.root)
+        self._adapters = {tool: _rooted(a, self.root) for tool, a in (adapters or {}).items()}
         for tool, candidate in [("adapter", self.adapter), *self._adapters.items()]:
             if not isinstance(candidate, Adapter):
                 raise ConfigurationError(f"{tool}: {candidate!r} does not implement Adapter")
@@ -312,8 +330,9 @@ class FailureMemory(MaintenanceMixin):
 
         What an event loop calls: it never waits on the store. ``None`` means the cached
         constraints may be out of date (never loaded, or the store's cheap change token is
-        not known without I/O, or it moved): then run :meth:`check` off the loop. A
-        refusal counted here is written with a later batch, off the loop.
+        not known without I/O, or it moved), or a constraint the call runs into must be
+        revalidated by the observer: then run :meth:`check` off the loop. A refusal
+        counted here is written with a later batch, off the loop.
         """
         if self._generation is _UNLOADED:
             return None
@@ -322,7 +341,13 @@ class FailureMemory(MaintenanceMixin):
             return None
         now = self.clock()
         enforcing = self.enforce if enforce is None else bool(enforce)
-        return self._decide(call, self._index, now, enforcing)[0]
+        index = self._index
+        if index:
+            with self._view:
+                hits = index.match(call, self.adapter_for(call.tool), now)
+            if any(self._revalidator.needs_observation(v.constraint) for v in hits):
+                return None
+        return self._decide(call, index, now, enforcing)[0]
 
     def _decide(
         self, call: Call, index: ConstraintIndex, now: float, enforce: bool
@@ -330,7 +355,9 @@ class FailureMemory(MaintenanceMixin):
         """Return the decision on ``call`` and whether the batch of pending counts is full.
 
         The one place a refusal is decided (and, in shadow mode, turned into an allowed
-        decision that remembers it would have refused).
+        decision that remembers it would have refused). Only a call that runs into a
+        constraint is observed (a stale constraint refuses nothing): the hot path stays
+        untouched.
         """
         progress = self._progress
         if not index and not progress.hot:
@@ -338,6 +365,9 @@ class FailureMemory(MaintenanceMixin):
             return Decision(True, call), False
         with self._view:
             hits = list(index.match(call, self.adapter_for(call.tool), now)) if index else []
+        if hits:
+            hits = [v for v in hits if not self._revalidator.stale(v.constraint)]
+        with self._view:
             loop = progress.violation(call, now) if progress.hot else None
             if loop is not None:
                 hits.append(loop)
@@ -589,6 +619,12 @@ class FailureMemory(MaintenanceMixin):
     ) -> RecordResult:
         adapter = self.adapter_for(call.tool)
         blame = adapter.blame(signature, outcome) or classify_blame(signature, outcome)
+        shell_like = is_shell_like(call, signature.name, self.policy.stale_after_change)
+        observed: Mapping[str, str] = {}
+        if teaches and counted and blame is not Blame.HARNESS:
+            normalise = getattr(adapter, "normalise_target", os.path.normpath)
+            paths = dependencies(call, outcome.error, shell_like=shell_like, normalise=normalise)
+            observed = self._revalidator.observe(paths)
         with self._lock:
             now = self.clock()
             failure = Failure(
@@ -617,7 +653,15 @@ class FailureMemory(MaintenanceMixin):
             with self._keeping(pending) as counts, self._write() as tx:
                 self._apply_successes(tx, pending, counts, now)
                 stored = tx.add_failure(failure)
-                lesson = Lesson(call, stored, signature, deterministic, teaches=teaches)
+                lesson = Lesson(
+                    call,
+                    stored,
+                    signature,
+                    deterministic,
+                    teaches=teaches,
+                    shell_like=shell_like,
+                    observed=observed,
+                )
                 learned = learn(tx, lesson, self.policy, adapter, now) if counted else []
                 evicted = enforce_cap(tx, self.policy, now) if learned else []
                 tx.receipt(
@@ -783,9 +827,20 @@ class FailureMemory(MaintenanceMixin):
     # -- reading ---------------------------------------------------------------------------
 
     def constraints(
-        self, *, tool: str | None = None, kind: ConstraintKind | str | None = None
+        self,
+        *,
+        tool: str | None = None,
+        kind: ConstraintKind | str | None = None,
+        include_stale: bool = False,
     ) -> list[Constraint]:
-        """Return the active constraints, oldest first, optionally filtered."""
+        """Return the active constraints, oldest first, optionally filtered.
+
+        Args:
+            tool: Only this tool's constraints.
+            kind: Only constraints of this kind.
+            include_stale: Also the ones the workspace contradicts (a path they depend on
+                changed since they were learned); they refuse nothing.
+        """
         wanted = ConstraintKind(kind) if kind is not None else None
         with self._lock:
             now = self.clock()
@@ -796,6 +851,7 @@ class FailureMemory(MaintenanceMixin):
             if c.active(now)
             and (tool is None or c.tool == tool)
             and (wanted is None or c.kind is wanted)
+            and (include_stale or not self._revalidator.stale(c))
         ]
 
     def recent_failures(
@@ -856,6 +912,13 @@ class FailureMemory(MaintenanceMixin):
             if worker is not None:
                 worker.shutdown(wait=True)  # writes already handed to the worker finish
             self.store.close()
+
+
+def _rooted(adapter: Adapter, root: str) -> Adapter:
+    """Return a tool-call adapter without a root of its own, normalising against ``root``."""
+    if isinstance(adapter, ToolCallAdapter) and adapter.root is None:
+        return attrs.evolve(adapter, root=root)
+    return adapter
 
 
 def _flush_at_exit(ref: weakref.ReferenceType[FailureMemory]) -> None:

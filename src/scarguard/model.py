@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from scarguard._constraint_params import ConstraintParams
 from scarguard.canonical import storable_text
 
 if TYPE_CHECKING:
@@ -25,6 +26,7 @@ __all__ = [
     "Call",
     "Constraint",
     "ConstraintKind",
+    "ConstraintParams",
     "Convergence",
     "Decision",
     "Failure",
@@ -81,6 +83,10 @@ class Level(str, enum.Enum):
 
 def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return dict(value) if value else {}
+
+
+def _params(value: Mapping[str, Any] | None) -> ConstraintParams:
+    return ConstraintParams.from_mapping(value)
 
 
 def _str_tuple(value: Any) -> tuple[str, ...]:
@@ -245,7 +251,8 @@ class Constraint:
         target: The target it applies to, if one.
         action_class: The action class it applies to, if one.
         fingerprint: The call fingerprint it applies to, if one.
-        params: Kind-specific data (the banned value, the dominated configuration, the radius).
+        params: Kind-specific data (:class:`ConstraintParams`: the counter, the banned value,
+            the dominated configuration, the radius, the observed state tokens).
     """
 
     kind: ConstraintKind = attrs.field(converter=ConstraintKind)
@@ -262,7 +269,7 @@ class Constraint:
     target: str | None = attrs.field(default=None, converter=_opt_text)
     action_class: str | None = attrs.field(default=None, converter=_opt_text)
     fingerprint: str | None = None
-    params: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    params: ConstraintParams = attrs.field(factory=ConstraintParams, converter=_params)
 
     @property
     def id(self) -> str:
@@ -278,7 +285,7 @@ class Constraint:
         row = attrs.asdict(self, recurse=False)
         row["kind"] = self.kind.value
         row["level"] = self.level.value
-        row["params"] = json.dumps(self.params, sort_keys=True, separators=(",", ":"))
+        row["params"] = json.dumps(self.params.to_dict(), sort_keys=True, separators=(",", ":"))
         return row
 
     @classmethod

@@ -1,8 +1,9 @@
 """``PromptGuard``: tell the LLM what has failed before, in its prompt.
 
 The block lists the failure kinds that repeat (label, count, fix hint, when last seen, where),
-the calls refused until evidence changes, and, apart, the infrastructure faults that are not
-the agent's fault. It is built from signature labels, fixed hints and constraint reasons;
+the calls refused until evidence changes, the ones allowed with a warning, and, apart, the
+infrastructure faults that are not the agent's fault. Constraints the workspace contradicts
+(stale ones) are left out. It is built from signature labels, fixed hints and constraint reasons;
 targets are quoted and sanitised; raw error text appears only with ``include_errors=True``,
 and then redacted, quoted, truncated, and withheld when it reads like instructions.
 
@@ -47,6 +48,7 @@ START_MARKER = "<!-- scarguard:repeat-failure-guard -->"
 END_MARKER = "<!-- /scarguard:repeat-failure-guard -->"
 HEADER = "### REPEAT FAILURE GUARD: these approaches have failed before; do not repeat them ###"
 _REFUSED = "Refused until evidence changes:"
+_WARNED = "Allowed, with a warning (these failed before; check before repeating):"
 _HARNESS = "Infrastructure faults (not your approach: wait and retry, do not change approach):"
 _WITHHELD = "[withheld: the error text reads like instructions]"
 _SHOWN = 3
@@ -67,15 +69,17 @@ class GuardView:
         harness: Repeated infrastructure faults.
         blocked: Active block-level constraints.
         now: The memory's clock when the view was taken.
+        warnings: Active warning-level constraints (calls allowed with a warning).
     """
 
     patterns: tuple[Pattern, ...]
     harness: tuple[Pattern, ...]
     blocked: tuple[Constraint, ...]
     now: float
+    warnings: tuple[Constraint, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.patterns or self.harness or self.blocked)
+        return bool(self.patterns or self.harness or self.blocked or self.warnings)
 
 
 def day(at: float) -> str:
@@ -232,13 +236,14 @@ class PromptGuard:
         since = None if self.since is None else now - self.since
         found = self.memory.patterns(since=since, min_count=self.min_count)
         found.sort(key=lambda p: (-p.count, p.signature))
-        blocked = [c for c in self.memory.constraints() if c.level is Level.BLOCK]
-        blocked.sort(key=lambda c: (-c.occurrences, c.tool or "", c.target or "", c.key))
+        active = self.memory.constraints()
+        active.sort(key=lambda c: (-c.occurrences, c.tool or "", c.target or "", c.key))
         return GuardView(
             patterns=tuple(self._safe(p) for p in found if p.blame is not Blame.HARNESS),
             harness=tuple(self._safe(p) for p in found if p.blame is Blame.HARNESS),
-            blocked=tuple(blocked),
+            blocked=tuple(c for c in active if c.level is Level.BLOCK),
             now=now,
+            warnings=tuple(c for c in active if c.level is not Level.BLOCK),
         )
 
     # -- rendering -------------------------------------------------------------------------
@@ -284,6 +289,7 @@ class PromptGuard:
         return [
             ("", [self._pattern_line(p, view.now) for p in view.patterns]),
             (_REFUSED, _collapse([self._constraint_line(c) for c in view.blocked])),
+            (_WARNED, _collapse([self._constraint_line(c) for c in view.warnings])),
             (_HARNESS, [self._pattern_line(p, view.now) for p in view.harness]),
         ]
 

@@ -7,12 +7,22 @@ change what any command does.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-__all__ = ["MANIFESTS", "command_words", "shell_changes_workspace"]
+__all__ = [
+    "MANIFESTS",
+    "SHELL_PROGRAMS",
+    "command_files",
+    "command_text",
+    "command_words",
+    "error_files",
+    "names_program",
+    "shell_changes_workspace",
+]
 
 MANIFESTS = frozenset(
     {
@@ -154,3 +164,112 @@ def shell_changes_workspace(command: str) -> bool:
         if changing and any(w in changing for w in words[1:3]):
             return True
     return False
+
+
+_BLANK: Final = frozenset(" \t")
+
+
+@functools.lru_cache(maxsize=4096)
+def command_text(command: str) -> str:
+    """Return a command as its words: runs of blanks outside quotes collapse to one space.
+
+    ``make  deploy`` and ``make deploy`` are one command; ``echo 'a  b'`` keeps its quoted
+    blanks. Leading and trailing blanks go.
+    """
+    if "  " not in command and "\t" not in command and command == command.strip(" \t"):
+        return command
+    out: list[str] = []
+    quote = ""
+    escaped = False
+    pending = False
+    for ch in command:
+        if escaped:
+            escaped = False
+        elif ch == "\\" and quote != "'":
+            escaped = True
+        elif quote:
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"`":
+            quote = ch
+        elif ch in _BLANK:
+            pending = bool(out)
+            continue
+        if pending:
+            out.append(" ")
+            pending = False
+        out.append(ch)
+    return "".join(out)
+
+
+SHELL_PROGRAMS: Final = frozenset(
+    {
+        "make", "cmake", "ninja", "bazel", "npm", "npx", "yarn", "pnpm", "bun", "deno",
+        "node", "pytest", "tox", "nox", "cargo", "rustc", "go", "gradle", "gradlew", "mvn",
+        "git", "gh", "docker", "podman", "kubectl", "helm", "terraform", "pip", "pip3", "uv",
+        "poetry", "python", "python3", "ruby", "rake", "bundle", "dotnet", "jest", "vitest",
+        "mocha", "tsc", "eslint", "ruff", "mypy", "flake8", "prettier", "composer", "mix",
+    }
+)  # fmt: skip
+"""Build, test and run programs: a tool named for one is a shell command in disguise."""
+_AMBIGUOUS: Final = frozenset({"go", "make", "node", "bundle", "mix"})
+"""Programs that are also common words (``go_to_definition``, ``make_request``)."""
+_PROGRAM_VERBS: Final = frozenset(
+    {
+        "build", "test", "tests", "run", "target", "install", "clean", "check", "vet", "fmt",
+        "mod", "get", "lint", "deploy", "all", "exec", "command", "cmd",
+    }
+)  # fmt: skip
+
+
+def names_program(words: tuple[str, ...]) -> bool:
+    """Return whether a tool's name words name a build, test or run program (``make``)."""
+    if not words or words[0] not in SHELL_PROGRAMS:
+        return False
+    return words[0] not in _AMBIGUOUS or len(words) == 1 or words[1] in _PROGRAM_VERBS
+
+
+_URLISH: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+_FILEISH: Final = re.compile(r"[^/]\.[A-Za-z][A-Za-z0-9]{0,9}$|/")
+_MAX_FILES = 16
+
+
+def command_files(args: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the words of a call's string arguments that look like files (``src/a.py``)."""
+    files: dict[str, None] = {}
+    for value in args.values():
+        if not isinstance(value, str):
+            continue
+        for word in _SPLIT.split(value):
+            if (
+                not word
+                or len(word) > 200
+                or word.startswith("-")
+                or _URLISH.match(word)
+                or not _FILEISH.search(word)
+            ):
+                continue
+            files[word.rstrip("/") or word] = None
+            if len(files) >= _MAX_FILES:
+                return tuple(files)
+    return tuple(files)
+
+
+_ERROR_FILE: Final = re.compile(
+    r"""(?:^|(?<=[\s"'(\[<]))"""
+    r"((?:/?[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
+    r"|(?:/?[\w.@+-]+/)*(?:GNUmakefile|[Mm]akefile|Dockerfile))"
+    r"""(?=[:"'),\]>]|\s|$)"""
+)
+
+
+def error_files(text: str | None) -> tuple[str, ...]:
+    """Return the files an error text names (``server.js:1: SyntaxError``, ``File "a.py"``)."""
+    if not text:
+        return ()
+    files: dict[str, None] = {}
+    for match in _ERROR_FILE.finditer(text[:8192]):
+        files[match.group(1)] = None
+        if len(files) >= _MAX_FILES:
+            break
+    return tuple(files)

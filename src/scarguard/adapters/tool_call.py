@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Final
 import attrs
 
 from scarguard import canonical
-from scarguard.adapters._shell import shell_changes_workspace
+from scarguard.adapters._shell import command_text, names_program, shell_changes_workspace
 from scarguard.model import Blame, Call, Outcome
 
 if TYPE_CHECKING:
@@ -139,6 +139,24 @@ _CONTENT_ARGS: Final = frozenset({"content", "contents", "text", "file_text", "d
 _SEARCH_ARGS: Final = frozenset({"query", "pattern", "regex", "q", "search", "keywords"})
 
 
+def _text_of(args: Mapping[str, Any], keys: frozenset[str]) -> str | None:
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def search_text(args: Mapping[str, Any]) -> str | None:
+    """Return the text an edit looks for (``old_string``, ``search``...), if it names one."""
+    return _text_of(args, _OLD_ARGS)
+
+
+def inserted_text(args: Mapping[str, Any]) -> str | None:
+    """Return the text an edit or a write puts in (``new_string``, ``content``...), if any."""
+    return _text_of(args, _NEW_ARGS) or _text_of(args, _CONTENT_ARGS)
+
+
 @functools.lru_cache(maxsize=4096)
 def tool_words(tool: str) -> tuple[str, ...]:
     """Split a tool name into lower-case words, whatever its naming convention.
@@ -150,11 +168,13 @@ def tool_words(tool: str) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def _class_from_name(tool: str) -> str | None:
-    words = set(tool_words(tool))
+    words = tool_words(tool)
+    found = set(words)
     for action_class, vocabulary in _NAME_TABLE:
-        if words & vocabulary:
+        if found & vocabulary:
             return action_class
-    return None
+    # a tool named for a build, test or run program (make, npm, pytest...) runs a command
+    return SHELL_EXEC if names_program(words) else None
 
 
 def _frozen_keys(value: Collection[str]) -> frozenset[str]:
@@ -169,6 +189,10 @@ def _volatile(
         per_tool.setdefault("*", DEFAULT_VOLATILE_KEYS)
         return per_tool
     return {"*": frozenset(value)}
+
+
+def _abspath(value: str | os.PathLike[str]) -> str:
+    return os.path.abspath(os.fspath(value))
 
 
 def _blames(value: Mapping[str, Blame | str]) -> Mapping[str, Blame]:
@@ -188,6 +212,9 @@ class ToolCallAdapter:
             arguments.
         blame_overrides: Signature name to the blame to use instead of the signature's.
         normalise_paths: Normalise path targets with :func:`os.path.normpath`.
+        root: The workspace paths are normalised against: an absolute path under it becomes
+            relative to it, so ``/ws/a.py``, ``a.py``, ``./a.py`` and ``x/../a.py`` are one
+            target and one call (``FailureMemory`` sets its own root when this is ``None``).
     """
 
     target_keys: frozenset[str] = attrs.field(default=DEFAULT_TARGET_KEYS, converter=_frozen_keys)
@@ -197,6 +224,7 @@ class ToolCallAdapter:
     action_classes: Mapping[str, str] = attrs.field(factory=dict, converter=dict)
     blame_overrides: Mapping[str, Blame] = attrs.field(factory=dict, converter=_blames)
     normalise_paths: bool = True
+    root: str | None = attrs.field(default=None, converter=attrs.converters.optional(_abspath))
     name: str = attrs.field(default="tool_call", init=False)
     scaling_keys: frozenset[str] = attrs.field(default=frozenset(), init=False)
     _volatile_cache: dict[str, frozenset[str]] = attrs.field(
@@ -250,10 +278,13 @@ class ToolCallAdapter:
         return self.normalise_targets(v for k, v in args.items() if k in self.target_keys)
 
     def normalise_target(self, target: str) -> str:
-        """Return ``target`` normalised: URLs verbatim, paths through ``normpath``."""
+        """Return ``target`` normalised: URLs verbatim, paths through ``normpath``.
+
+        An absolute path under :attr:`root` becomes relative to it.
+        """
         if not self.normalise_paths:
             return target
-        return _normalise_path(target)
+        return _normalise_path(target, self.root)
 
     def normalise_targets(self, targets: Iterable[str]) -> tuple[str, ...]:
         """Return ``targets`` normalised, in order, without repeats or empty strings."""
@@ -270,9 +301,42 @@ class ToolCallAdapter:
             self._volatile_cache[tool] = cached
         return cached
 
+    def normalise_args(self, args: Mapping[str, Any]) -> Mapping[str, Any]:
+        """Return ``args`` as fingerprints see them: one spelling per path and per command.
+
+        Path arguments are normalised like targets; shell commands are compared by their
+        words (:func:`~scarguard.adapters._shell.command_text`). ``args`` itself is returned
+        when nothing changes.
+        """
+        changed: dict[str, Any] | None = None
+        for key, value in args.items():
+            if key in self.target_keys and self.normalise_paths:
+                new = self._normal_path_value(value)
+            elif key in _SHELL_ARGS and isinstance(value, str):
+                new = command_text(value)
+            else:
+                continue
+            if new is not value and new != value:
+                if changed is None:
+                    changed = dict(args)
+                changed[key] = new
+        return args if changed is None else changed
+
+    def _normal_path_value(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.normalise_target(value) if value else value
+        if isinstance(value, (list, tuple)) and all(isinstance(v, str) and v for v in value):
+            return [self.normalise_target(v) for v in value]
+        return value
+
     def fingerprint(self, tool: str, args: Mapping[str, Any]) -> str:
-        """Return the call's fingerprint: deterministic, and never raising on odd arguments."""
+        """Return the call's fingerprint: deterministic, and never raising on odd arguments.
+
+        Arguments are normalised first (:meth:`normalise_args`), so one call has one
+        fingerprint however its paths and commands are spelled.
+        """
         volatile = self.volatile_for(tool)
+        args = self.normalise_args(args)
         kept = (
             args
             if volatile.isdisjoint(args)
@@ -321,11 +385,15 @@ class ToolCallAdapter:
             return True
         if call.action_class != SHELL_EXEC:
             return False
-        return any(
-            isinstance(value, str) and shell_changes_workspace(value)
-            for key, value in call.args.items()
-            if key in _SHELL_ARGS
-        )
+        commands = [v for k, v in call.args.items() if k in _SHELL_ARGS and isinstance(v, str)]
+        if not commands and names_program(tool_words(call.tool)):
+            # a tool named for a program (``git(args="merge x")``): its words and arguments
+            words = [
+                *tool_words(call.tool)[:1],
+                *(v for v in call.args.values() if isinstance(v, str)),
+            ]
+            commands = [" ".join(words)]
+        return any(shell_changes_workspace(command) for command in commands)
 
     def requires_existing_target(self, call: Call) -> bool:
         """Return whether the call fails on a missing target: reads, edits and deletions."""
@@ -333,9 +401,19 @@ class ToolCallAdapter:
 
 
 @functools.lru_cache(maxsize=4096)
-def _normalise_path(target: str) -> str:
-    """Return a path through ``normpath``; URLs verbatim (cached: paths repeat)."""
-    return target if _URL.match(target) else os.path.normpath(target)
+def _normalise_path(target: str, root: str | None = None) -> str:
+    """Return a path through ``normpath``, relative to ``root`` when under it; URLs verbatim.
+
+    Cached: paths repeat.
+    """
+    if _URL.match(target):
+        return target
+    path = os.path.normpath(target)
+    if root is not None and os.path.isabs(path):
+        inside = os.path.relpath(path, root)
+        if inside != os.pardir and not inside.startswith(os.pardir + os.sep):
+            return inside
+    return path
 
 
 def _strings(values: Any) -> Iterator[str]:

@@ -312,7 +312,7 @@ def cmd_forget(args: argparse.Namespace) -> int:
     if args.kind and args.kind not in {k.value for k in ConstraintKind}:
         raise CommandError(f"unknown constraint kind {args.kind!r}; one of: {_KINDS}", EXIT_USAGE)
     with open_memory(args) as memory:
-        active = memory.constraints()
+        active = memory.constraints(include_stale=True)
         unknown = sorted(set(args.ids) - {c.id for c in active})
         if unknown:
             raise CommandError(

@@ -30,6 +30,8 @@ class ConstraintIndex:
 
     exact: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
     exact_by_class: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
+    exact_by_target: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
+    shell_exact: list[Constraint] = attrs.field(factory=list)
     missing: dict[str, Constraint] = attrs.field(factory=dict)
     tool_target: dict[tuple[str, str], list[Constraint]] = attrs.field(
         factory=lambda: defaultdict(list)
@@ -57,7 +59,12 @@ class ConstraintIndex:
     def _lists(self, c: Constraint) -> list[list[Constraint]]:
         """Return the buckets ``c`` belongs in."""
         if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint:
-            return [self.exact[c.fingerprint], self.exact_by_class[c.action_class or "-"]]
+            buckets = [self.exact[c.fingerprint], self.exact_by_class[c.action_class or "-"]]
+            if c.target:
+                buckets.append(self.exact_by_target[c.target])
+            if c.params.shell or c.params.words:
+                buckets.append(self.shell_exact)
+            return buckets
         if c.kind is ConstraintKind.TOOL_TARGET and c.tool and c.target:
             return [self.tool_target[(c.tool, c.target)], self.target_rules[c.target]]
         if c.kind is ConstraintKind.BANNED_STRATEGY and c.action_class:
@@ -121,7 +128,7 @@ class ConstraintIndex:
             hits.extend(self._parameter_hits(call, adapter, now))
         radius = self.radius
         if radius is not None and radius.active(now):
-            cap = int(radius.params.get("max_targets", 0)) or 1
+            cap = radius.params.max_targets or 1
             if len(call.targets) > cap:
                 hits.append(
                     Violation(radius, f"{radius.reason} (this call touches {len(call.targets)})")
@@ -137,15 +144,15 @@ class ConstraintIndex:
                 # dominance is the adapter's knowledge (only adapters with scaling keys learn
                 # such bans); an adapter that cannot tell refuses nothing by it
                 dominates = getattr(adapter, "dominates", None)
-                bound: Mapping[str, Any] = c.params.get("config", {})
+                bound: Mapping[str, Any] = c.params.config or {}
                 if callable(dominates) and dominates(call.params, bound):
                     yield Violation(c, c.reason)
             else:
-                key = c.params.get("key")
+                key = c.params.key
                 if (
-                    isinstance(key, str)
+                    key is not None
                     and key in call.params
-                    and canonical_json(call.params[key]) == canonical_json(c.params.get("value"))
+                    and canonical_json(call.params[key]) == canonical_json(c.params.value)
                 ):
                     yield Violation(c, c.reason)
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from scarguard.adapters._shell import MANIFESTS, command_words
+from scarguard.adapters.tool_call import inserted_text
 from scarguard.learning.keys import CONSTRAINT_COUNT, SEP, exact_prefix
 from scarguard.model import Call, Constraint, ConstraintKind, Level
 
@@ -36,7 +37,7 @@ def _mentions(constraint: Constraint, changed: frozenset[str]) -> bool:
         return True  # a change of unknown files (a shell command) may touch anything
     if changed & MANIFESTS:
         return True
-    words = constraint.params.get("words", ())
+    words = constraint.params.words
     return any(w in changed for w in words)
 
 
@@ -47,19 +48,28 @@ def liftable(
 
     The identical call's own bans; for every target of a mutating call, or of a call that
     needed the target to exist, the target's facts; a mutating success also lifts the
-    target-level warnings and the bans of classes whose failures go stale on change (a
-    test run after an edit is a new experiment); any success in an action class lifts its
-    strategy bans.
+    target-level warnings, the exact bans on its targets, and the bans of shell-like calls
+    (a test run after an edit is a new experiment); any success in an action class lifts
+    its strategy bans.
     """
     lifted = [c for c in index.exact.get(call.fingerprint, ()) if c.tool == call.tool]
     mutating = adapter.mutating(call)
     if mutating:
         changed = _changed_names(call)
-        for cls in policy.stale_after_change:
+        shell = [
+            *index.shell_exact,
+            *(c for cls in policy.stale_after_change for c in index.exact_by_class.get(cls, ())),
+        ]
+        lifted.extend(c for c in shell if not c.params.deterministic or _mentions(c, changed))
+        inserted = inserted_text(call.args)
+        for target in call.targets:
+            # a change of a file disproves what failed on it: an edit whose search text this
+            # change put in (any ban, when what it put in is unknown); counts are kept, so
+            # the same failure again is refused at once
             lifted.extend(
                 c
-                for c in index.exact_by_class.get(cls, ())
-                if not c.params.get("deterministic") or _mentions(c, changed)
+                for c in index.exact_by_target.get(target, ())
+                if inserted is None or c.params.search is None or c.params.search in inserted
             )
         if index.missing and not call.targets:
             # a shell command that changed the workspace: the paths it names may exist now
@@ -74,7 +84,7 @@ def liftable(
         )
     if call.action_class:
         lifted.extend(index.strategy.get(call.action_class, ()))
-    return lifted
+    return list({c.key: c for c in lifted}.values())
 
 
 def reset_keys_for_success(call: Call, policy: Policy, mutating: bool) -> list[str]:
@@ -101,9 +111,8 @@ def remove_with_counters(
     if keep_counts:
         return
     for constraint in removed:
-        counter = constraint.params.get("counter")
-        if isinstance(counter, str):
-            tx.reset(counter)
+        if constraint.params.counter is not None:
+            tx.reset(constraint.params.counter)
 
 
 def lift_on_success(

@@ -15,15 +15,24 @@ writers corroborate each other instead of racing.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from scarguard.adapters._shell import command_words
+from scarguard.adapters.tool_call import search_text
 from scarguard.canonical import canonical_json
 from scarguard.learning.keys import CONSTRAINT_COUNT, SEP, exact_counter, key_part
-from scarguard.model import Blame, Call, Constraint, ConstraintKind, Failure, Level
+from scarguard.model import (
+    Blame,
+    Call,
+    Constraint,
+    ConstraintKind,
+    ConstraintParams,
+    Failure,
+    Level,
+)
 from scarguard.redact import excerpt
 
 if TYPE_CHECKING:
@@ -66,6 +75,8 @@ class Lesson:
         signature: The matching signature (for label, hint and flags).
         deterministic: Whether the identical call must fail identically.
         teaches: Whether the failure may teach constraints (an incident only counts).
+        shell_like: Whether the call is a command whose bans go stale on change.
+        observed: State tokens of what the failure depends on, by path.
     """
 
     call: Call
@@ -73,6 +84,8 @@ class Lesson:
     signature: Signature
     deterministic: bool
     teaches: bool = True
+    shell_like: bool = False
+    observed: Mapping[str, str] = attrs.field(factory=dict)
 
 
 def _upsert(
@@ -160,7 +173,7 @@ def learn(
                     occurrences=exact_count,
                     reason=f"{_quote(target)} does not exist ({label})",
                     target=target,
-                    params={},
+                    params=ConstraintParams(observed=_tokens(lesson, (target,))),
                 )
             )
     if failure.blame is Blame.UNKNOWN:
@@ -189,7 +202,7 @@ def learn(
                 target=call.targets[0] if call.targets else None,
                 action_class=call.action_class,
                 fingerprint=call.fingerprint,
-                params=_exact_params(lesson, policy, exact_key),
+                params=_exact_params(lesson, exact_key),
             )
         )
     if failure.blame is not Blame.AGENT:
@@ -213,12 +226,20 @@ def _summary(args: Mapping[str, Any]) -> str:
     return f" ({', '.join(shown)})" if shown else ""
 
 
-def _exact_params(lesson: Lesson, policy: Policy, counter: str) -> dict[str, Any]:
+def _tokens(lesson: Lesson, paths: Sequence[str]) -> dict[str, str]:
+    return {p: lesson.observed[p] for p in paths if p in lesson.observed}
+
+
+def _exact_params(lesson: Lesson, counter: str) -> ConstraintParams:
     """Return what an exact-call ban keeps: its counter, and what decides when it goes stale."""
-    params: dict[str, Any] = {"counter": counter, "deterministic": lesson.deterministic}
-    if lesson.call.action_class in policy.stale_after_change:
-        params["words"] = list(command_words(lesson.failure.args))
-    return params
+    return ConstraintParams(
+        counter=counter,
+        deterministic=lesson.deterministic,
+        shell=lesson.shell_like,
+        words=command_words(lesson.failure.args) if lesson.shell_like else (),
+        observed=lesson.observed,
+        search=search_text(lesson.failure.args) if lesson.call.targets else None,
+    )
 
 
 def _times(n: int) -> str:
@@ -250,7 +271,7 @@ def _tool_target(
             ),
             tool=call.tool,
             target=target,
-            params={"counter": counter},
+            params=ConstraintParams(counter=counter, observed=_tokens(lesson, (target,))),
         )
 
 
@@ -279,7 +300,7 @@ def _strategy(
         occurrences=distinct,
         reason=f"{cls} calls failed with {lesson.signature.label} on {distinct} different targets",
         action_class=cls,
-        params={"counter": f"cn:{cls}{SEP}{key_part(sig)}"},
+        params=ConstraintParams(counter=f"cn:{cls}{SEP}{key_part(sig)}"),
     )
 
 
@@ -309,7 +330,7 @@ def _radius(
             f"calls touching many targets at once keep failing ({lesson.signature.label});"
             f" touch at most {cap} per call"
         ),
-        params={"max_targets": cap, "step": step},
+        params=ConstraintParams(max_targets=cap, step=step),
     )
 
 
@@ -341,7 +362,7 @@ def _parameters(
                     " (other settings equal) needs at least as much memory"
                 ),
                 tool=call.tool,
-                params={"config": dict(call.params), "scaling": scaling, "counter": counter},
+                params=ConstraintParams(config=dict(call.params), scaling=scaling, counter=counter),
             )
         return
     for key in call.changed:
@@ -365,7 +386,7 @@ def _parameters(
                     f" {lesson.signature.label}"
                 ),
                 tool=call.tool,
-                params={"key": key, "value": value, "counter": counter},
+                params=ConstraintParams(key=key, value=value, counter=counter),
             )
 
 

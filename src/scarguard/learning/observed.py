@@ -1,0 +1,125 @@
+"""What a failure depends on, and whether the workspace still says it holds.
+
+A learned constraint keeps the state tokens of the paths its failure depends on: the call's
+path targets; for shell-like calls (build, test and run commands) also the files the command
+names, the files the error text names and the workspace's build manifests. Before the
+constraint refuses, :class:`Revalidator` asks the observer whether any of them changed; a
+change makes it stale, and the call runs. Its count is kept, so the same failure again is
+refused at once (the next failure stores fresh tokens).
+
+Observation only ever lifts: a path the observer cannot see keeps its token, and a broken
+observer keeps every constraint as it is.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+
+import attrs
+
+from scarguard.adapters._shell import MANIFESTS, command_files, error_files
+from scarguard.errors import ScarguardWarning
+from scarguard.model import Call, Constraint
+from scarguard.observe.protocol import Observer
+
+__all__ = ["COMMAND_FAILURES", "Revalidator", "dependencies", "is_shell_like"]
+
+COMMAND_FAILURES = frozenset(
+    {
+        "command_failed",
+        "command_not_found",
+        "compile_failure",
+        "make_target_missing",
+        "module_not_found",
+        "esm_cjs_mismatch",
+    }
+)
+"""Failure kinds that are failures of a command: a tool failing so is shell-like."""
+_MAX_PATHS = 48
+
+
+def is_shell_like(call: Call, signature: str, stale_classes: frozenset[str]) -> bool:
+    """Return whether a failed call is a command whose bans go stale when the world changes.
+
+    Calls of an action class in ``Policy.stale_after_change`` (shell commands, and tools
+    named for a build or run program such as ``make`` or ``pytest``), and calls whose
+    failure is a command failure (:data:`COMMAND_FAILURES`).
+    """
+    return call.action_class in stale_classes or signature in COMMAND_FAILURES
+
+
+def _is_path(target: str) -> bool:
+    return "://" not in target
+
+
+def dependencies(
+    call: Call,
+    error: str | None,
+    *,
+    shell_like: bool,
+    normalise: Callable[[str], str],
+) -> tuple[str, ...]:
+    """Return the paths a failure of ``call`` depends on, normalised like targets."""
+    found: dict[str, None] = dict.fromkeys(t for t in call.targets if _is_path(t))
+    if shell_like:
+        for name in (*command_files(call.args), *error_files(error)):
+            found[normalise(name)] = None
+        found.update(dict.fromkeys(sorted(MANIFESTS)))
+    return tuple(found)[:_MAX_PATHS]
+
+
+@attrs.define
+class Revalidator:
+    """Ask an observer whether constraints still hold, remembering the ones gone stale.
+
+    A stale verdict holds for the tokens it was found with (a new failure writes fresh ones),
+    so a stale constraint costs its observation once, not once per check.
+    """
+
+    observer: Observer
+    _stale: dict[str, Mapping[str, str]] = attrs.field(factory=dict)
+    _warned: bool = False
+
+    def observe(self, paths: Sequence[str]) -> Mapping[str, str]:
+        """Return the tokens of ``paths`` (nothing when the observer fails: it only lifts)."""
+        if not paths:
+            return {}
+        try:
+            return dict(self.observer.observe(paths))
+        except Exception as exc:  # bookkeeping must never break the agent's call
+            self._warn(exc)
+            return {}
+
+    def needs_observation(self, constraint: Constraint) -> bool:
+        """Return whether :meth:`stale` would ask the observer (it has no verdict yet)."""
+        tokens = constraint.params.observed
+        return bool(tokens) and self._stale.get(constraint.key) != tokens
+
+    def stale(self, constraint: Constraint) -> bool:
+        """Return whether the workspace changed since ``constraint`` was learned."""
+        tokens = constraint.params.observed
+        if not tokens:
+            return False
+        if self._stale.get(constraint.key) == tokens:
+            return True
+        try:
+            changed = bool(self.observer.changed(tokens))
+        except Exception as exc:  # a broken observer keeps the constraint as it is
+            self._warn(exc)
+            return False
+        if changed:
+            if len(self._stale) > 4096:
+                self._stale.clear()
+            self._stale[constraint.key] = tokens
+        return changed
+
+    def _warn(self, exc: Exception) -> None:
+        if not self._warned:
+            self._warned = True
+            warnings.warn(
+                f"scarguard: the observer failed ({type(exc).__name__}: {exc}); constraints"
+                " are kept as they are",
+                ScarguardWarning,
+                stacklevel=4,
+            )

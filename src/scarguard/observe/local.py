@@ -1,0 +1,100 @@
+"""The default observer: the local filesystem under the memory's root.
+
+A token is ``os.stat`` data (kind, size, ``mtime_ns``, inode) and, for files up to
+:data:`HASH_LIMIT` bytes, a digest of their content. Comparing stat data costs one system
+call per path; the digest is read only when the stat data differs, so a file rewritten with
+the same content (``touch``, a checkout of the same version) is not a change, and a change
+within the filesystem's timestamp granularity still is.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Mapping, Sequence
+
+import attrs
+
+from scarguard.observe.protocol import MISSING
+
+__all__ = ["HASH_LIMIT", "LocalObserver"]
+
+HASH_LIMIT = 256 * 1024
+"""Files up to this size carry a digest of their content in their token."""
+
+
+def _root(value: str | os.PathLike[str]) -> str:
+    return os.path.abspath(os.fspath(value))
+
+
+@attrs.frozen
+class LocalObserver:
+    """Observe paths on the local filesystem, relative ones under ``root``.
+
+    Args:
+        root: The directory relative paths are resolved against (the agent's workspace).
+    """
+
+    root: str = attrs.field(converter=_root)
+
+    def _path(self, path: str) -> str:
+        return path if os.path.isabs(path) else os.path.join(self.root, path)
+
+    def _stat(self, path: str) -> os.stat_result | None:
+        try:
+            return os.stat(self._path(path))
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    @staticmethod
+    def _head(info: os.stat_result) -> str:
+        kind = "d" if stat.S_ISDIR(info.st_mode) else "f"
+        return f"{kind}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
+
+    def _digest(self, path: str, info: os.stat_result) -> str:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > HASH_LIMIT:
+            return ""
+        with open(self._path(path), "rb") as handle:
+            return hashlib.blake2b(handle.read(HASH_LIMIT + 1), digest_size=12).hexdigest()
+
+    def token(self, path: str) -> str | None:
+        """Return the token of one path (``None`` when it cannot be read)."""
+        try:
+            info = self._stat(path)
+            if info is None:
+                return MISSING
+            return f"{self._head(info)}:{self._digest(path, info)}"
+        except OSError:
+            return None
+
+    def observe(self, paths: Sequence[str]) -> Mapping[str, str]:
+        """Return the token of every path that can be read (missing ones as ``MISSING``)."""
+        tokens = {}
+        for path in paths:
+            token = self.token(path)
+            if token is not None:
+                tokens[path] = token
+        return tokens
+
+    def changed(self, tokens: Mapping[str, str]) -> list[str]:
+        """Return the paths whose state differs from ``tokens``."""
+        changed = []
+        for path, old in tokens.items():
+            try:
+                info = self._stat(path)
+                if info is None:
+                    if old != MISSING:
+                        changed.append(path)
+                    continue
+                if old == MISSING:
+                    changed.append(path)
+                    continue
+                head, _, digest = old.rpartition(":")
+                if head == self._head(info):
+                    continue
+                if not digest or digest != self._digest(path, info):
+                    changed.append(path)
+            except OSError:
+                continue  # unreadable now: not evidence of a change
+        return changed
