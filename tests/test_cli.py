@@ -341,3 +341,21 @@ def test_scarguard_path_with_a_tilde_finds_the_store(
     monkeypatch.chdir(tmp_path / "..")
     assert run("verify", "-w", "acme", "-p", "web") == EXIT_OK
     assert "receipt chain intact" in capsys.readouterr().out
+
+
+def test_show_leaves_out_what_the_workspace_contradicts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once the missing file exists in the working directory, show no longer lists the fact."""
+    path = tmp_path / "memory.db"
+    with FailureMemory(path) as memory:
+        memory.record("read_file", {"path": "notes.md"}, error="No such file or directory")
+    assert run("show", "--path", str(path), "--json") == EXIT_OK
+    assert [c["target"] for c in json.loads(capsys.readouterr().out)["constraints"]] == [
+        "notes.md"
+    ]
+    (tmp_path / "notes.md").write_text("here now\n")
+    assert run("show", "--path", str(path), "--json") == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["constraints"] == []
+    assert run("guard", "--path", str(path)) == EXIT_OK
+    assert "notes.md" not in capsys.readouterr().out
