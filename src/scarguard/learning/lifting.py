@@ -48,9 +48,9 @@ def liftable(
 
     The identical call's own bans; for every target of a mutating call, or of a call that
     needed the target to exist, the target's facts; a mutating success also lifts the
-    target-level warnings, the exact bans on its targets, and the bans of shell-like calls
-    (a test run after an edit is a new experiment); any success in an action class lifts
-    its strategy bans.
+    target-level warnings, the edit bans on its targets it disproves, and the bans of
+    shell-like calls (a test run after an edit is a new experiment); any success in an
+    action class lifts its strategy bans.
     """
     lifted = [c for c in index.exact.get(call.fingerprint, ()) if c.tool == call.tool]
     mutating = adapter.mutating(call)
@@ -63,13 +63,13 @@ def liftable(
         lifted.extend(c for c in shell if not c.params.deterministic or _mentions(c, changed))
         inserted = inserted_text(call.args)
         for target in call.targets:
-            # a change of a file disproves what failed on it: an edit whose search text this
-            # change put in (any ban, when what it put in is unknown); counts are kept, so
-            # the same failure again is refused at once
+            # a change of a file disproves the edits that failed on it for want of their
+            # search text, when it put that text in (or put in something unknown); counts
+            # are kept, so the same failure again is refused at once
             lifted.extend(
                 c
                 for c in index.exact_by_target.get(target, ())
-                if inserted is None or c.params.search is None or c.params.search in inserted
+                if c.params.search is not None and (inserted is None or c.params.search in inserted)
             )
         if index.missing and not call.targets:
             # a shell command that changed the workspace: the paths it names may exist now
