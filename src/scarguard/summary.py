@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from scarguard.learning.keys import SEP, key_part
+from scarguard.learning.keys import signature_tools_prefix
 from scarguard.model import Blame, Constraint, Failure, Pattern, Scope
 from scarguard.naming.signatures import (
     FALLBACK_PREFIX,
@@ -74,7 +74,7 @@ def build_patterns(
             name = key[2:]
             if value.count < min_count:
                 continue
-            prefix = f"st:{key_part(name)}{SEP}"
+            prefix = signature_tools_prefix(name)
             tools = Counter(
                 {k[len(prefix) :]: v.count for k, v in tool_counts.items() if k.startswith(prefix)}
             )

@@ -20,7 +20,30 @@ from __future__ import annotations
 
 from scarguard.model import Call
 
-__all__ = ["CONSTRAINT_COUNT", "SEP", "exact_counter", "exact_prefix", "key_part"]
+__all__ = [
+    "CONSTRAINT_COUNT",
+    "RADIUS_KEY",
+    "RADIUS_STEP",
+    "SEP",
+    "class_prefixes",
+    "class_target_counter",
+    "class_targets_counter",
+    "dominance_counter",
+    "dominance_key",
+    "exact_counter",
+    "exact_key",
+    "exact_prefix",
+    "key_part",
+    "missing_key",
+    "parameter_counter",
+    "parameter_key",
+    "radius_counter",
+    "signature_tools_prefix",
+    "strategy_key",
+    "tool_target_counter",
+    "tool_target_key",
+    "totals",
+]
 
 SEP = "\x1f"
 """Separates the parts of counter and constraint keys (tool names may contain ``:``)."""
@@ -41,3 +64,89 @@ def exact_prefix(call: Call) -> str:
 def exact_counter(call: Call, signature: str) -> str:
     """Return the counter of ``call``'s failures with ``signature``."""
     return f"{exact_prefix(call)}{signature}"
+
+
+def totals(signature: str, tool: str, blame: str) -> tuple[str, ...]:
+    """Return the counters every failure bumps: per signature, signature and tool, blame, tool."""
+    return (
+        f"s:{signature}",
+        f"st:{key_part(signature)}{SEP}{key_part(tool)}",
+        f"b:{blame}",
+        f"ft:{tool}",
+    )
+
+
+def signature_tools_prefix(signature: str) -> str:
+    """Return the prefix of the per-tool counters of ``signature``."""
+    return f"st:{key_part(signature)}{SEP}"
+
+
+def missing_key(target: str) -> str:
+    """Return the key of the missing-target fact about ``target``."""
+    return f"missing:{target}"
+
+
+def exact_key(fingerprint: str, signature: str) -> str:
+    """Return the key of the exact-call ban of one fingerprint and signature."""
+    return f"exact:{fingerprint}:{signature}"
+
+
+def tool_target_counter(tool: str, target: str, signature: str) -> str:
+    """Return the counter of one tool's failures on one target with one signature."""
+    return f"tt:{key_part(tool)}{SEP}{key_part(target)}{SEP}{key_part(signature)}"
+
+
+def tool_target_key(tool: str, target: str, signature: str) -> str:
+    """Return the key of the tool-target rule of one tool, target and signature."""
+    return f"tool_target:{key_part(tool)}{SEP}{key_part(target)}{SEP}{key_part(signature)}"
+
+
+def class_target_counter(action_class: str, signature: str, target: str) -> str:
+    """Return the counter of one action class's failures on one target."""
+    return f"ct:{action_class}{SEP}{key_part(signature)}{SEP}{key_part(target)}"
+
+
+def class_targets_counter(action_class: str, signature: str) -> str:
+    """Return the counter of the distinct targets one action class failed on."""
+    return f"cn:{action_class}{SEP}{key_part(signature)}"
+
+
+def class_prefixes(action_class: str) -> tuple[str, str]:
+    """Return the prefixes of an action class's strategy counters (a success resets them)."""
+    return f"ct:{action_class}{SEP}", f"cn:{action_class}{SEP}"
+
+
+def strategy_key(action_class: str, signature: str) -> str:
+    """Return the key of the banned strategy of one action class and signature."""
+    return f"strategy:{action_class}{SEP}{key_part(signature)}"
+
+
+RADIUS_STEP = "r:step"
+"""The counter of radius shrinks."""
+RADIUS_KEY = "radius"
+"""The key of the radius limit."""
+
+
+def radius_counter(signature: str) -> str:
+    """Return the counter of multi-target failures with ``signature``."""
+    return f"r:{signature}"
+
+
+def dominance_counter(tool: str, fingerprint: str) -> str:
+    """Return the counter of out-of-memory failures of one configuration."""
+    return f"d:{key_part(tool)}{SEP}{fingerprint}"
+
+
+def dominance_key(tool: str, fingerprint: str) -> str:
+    """Return the key of the dominance ban of one configuration."""
+    return f"dominance:{key_part(tool)}{SEP}{fingerprint}"
+
+
+def parameter_counter(tool: str, name: str, value: str, signature: str) -> str:
+    """Return the counter of failures after changing ``name`` to the canonical ``value``."""
+    return f"p:{key_part(tool)}{SEP}{key_part(name)}={value}{SEP}{key_part(signature)}"
+
+
+def parameter_key(tool: str, name: str, value: str) -> str:
+    """Return the key of the ban of the canonical ``value`` of parameter ``name``."""
+    return f"parameter:{key_part(tool)}{SEP}{key_part(name)}={value}"

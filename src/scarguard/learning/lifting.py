@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from scarguard.adapters._shell import MANIFESTS, command_words
 from scarguard.adapters.tool_call import inserted_text
-from scarguard.learning.keys import CONSTRAINT_COUNT, SEP, exact_prefix
+from scarguard.learning.keys import CONSTRAINT_COUNT, class_prefixes, exact_prefix
 from scarguard.model import Call, Constraint, ConstraintKind, Level
 
 if TYPE_CHECKING:
@@ -96,7 +96,7 @@ def reset_keys_for_success(call: Call, policy: Policy, mutating: bool) -> list[s
     """
     prefixes = [exact_prefix(call)]
     if call.action_class:
-        prefixes += [f"ct:{call.action_class}{SEP}", f"cn:{call.action_class}{SEP}"]
+        prefixes += class_prefixes(call.action_class)
     return prefixes
 
 

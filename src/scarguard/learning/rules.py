@@ -23,7 +23,7 @@ import attrs
 from scarguard.adapters._shell import command_words
 from scarguard.adapters.tool_call import search_text
 from scarguard.canonical import canonical_json
-from scarguard.learning.keys import CONSTRAINT_COUNT, SEP, exact_counter, key_part
+from scarguard.learning import keys
 from scarguard.model import (
     Blame,
     Call,
@@ -105,7 +105,7 @@ def _upsert(
     existing = tx.constraint(key)
     if existing is not None and not existing.active(now):
         tx.remove_constraints([key])
-        tx.bump(CONSTRAINT_COUNT, now, -1)
+        tx.bump(keys.CONSTRAINT_COUNT, now, -1)
         existing = None
     if existing is not None and existing.level is Level.BLOCK:
         level = Level.BLOCK
@@ -124,7 +124,7 @@ def _upsert(
     )
     tx.put_constraint(constraint)
     if existing is None:
-        tx.bump(CONSTRAINT_COUNT, now)
+        tx.bump(keys.CONSTRAINT_COUNT, now)
         return constraint
     return constraint if existing.level is not constraint.level else None
 
@@ -135,21 +135,13 @@ def learn(
     """Apply the learning rules to one failure inside ``tx``; return new or escalated rules."""
     failure, call, sig = lesson.failure, lesson.call, lesson.signature
     label = sig.label
-    tx.bump_many(
-        (
-            f"s:{failure.signature}",
-            f"st:{key_part(failure.signature)}{SEP}{key_part(call.tool)}",
-            f"b:{failure.blame.value}",
-            f"ft:{call.tool}",
-        ),
-        now,
-    )
+    tx.bump_many(keys.totals(failure.signature, call.tool, failure.blame.value), now)
     if failure.blame is Blame.HARNESS or not lesson.teaches:
         return []
 
     learned: list[Constraint | None] = []
-    exact_key = exact_counter(call, failure.signature)
-    exact_count = tx.bump(exact_key, now)
+    exact_count_key = keys.exact_counter(call, failure.signature)
+    exact_count = tx.bump(exact_count_key, now)
     # A missing target is a fact about the target, not the call: learn it once, on the target,
     # so that creating the file lifts it (an exact-call ban beside it would outlive the fix).
     target_fact = (
@@ -167,7 +159,7 @@ def learn(
                     policy,
                     now,
                     kind=ConstraintKind.MISSING_TARGET,
-                    key=f"missing:{target}",
+                    key=keys.missing_key(target),
                     lesson=lesson,
                     level=Level.BLOCK,
                     occurrences=exact_count,
@@ -190,7 +182,7 @@ def learn(
                 policy,
                 now,
                 kind=ConstraintKind.EXACT_CALL,
-                key=f"exact:{call.fingerprint}:{failure.signature}",
+                key=keys.exact_key(call.fingerprint, failure.signature),
                 lesson=lesson,
                 level=Level.BLOCK,
                 occurrences=exact_count,
@@ -202,7 +194,7 @@ def learn(
                 target=call.targets[0] if call.targets else None,
                 action_class=call.action_class,
                 fingerprint=call.fingerprint,
-                params=_exact_params(lesson, exact_key),
+                params=_exact_params(lesson, exact_count_key),
             )
         )
     if failure.blame is not Blame.AGENT:
@@ -251,7 +243,7 @@ def _tool_target(
 ) -> Iterable[Constraint | None]:
     call, sig = lesson.call, lesson.failure.signature
     for target in call.targets:
-        counter = f"tt:{key_part(call.tool)}{SEP}{key_part(target)}{SEP}{key_part(sig)}"
+        counter = keys.tool_target_counter(call.tool, target, sig)
         n = tx.bump(counter, now)
         if n < policy.tool_target_warn:
             continue
@@ -261,7 +253,7 @@ def _tool_target(
             policy,
             now,
             kind=ConstraintKind.TOOL_TARGET,
-            key=f"tool_target:{key_part(call.tool)}{SEP}{key_part(target)}{SEP}{key_part(sig)}",
+            key=keys.tool_target_key(call.tool, target, sig),
             lesson=lesson,
             level=Level.BLOCK if blocks else Level.WARN,
             occurrences=n,
@@ -284,8 +276,8 @@ def _strategy(
     cls = call.action_class
     distinct = 0
     for target in call.targets or (f"#{call.fingerprint}",):
-        if tx.bump(f"ct:{cls}{SEP}{key_part(sig)}{SEP}{key_part(target)}", now) == 1:
-            distinct = tx.bump(f"cn:{cls}{SEP}{key_part(sig)}", now)
+        if tx.bump(keys.class_target_counter(cls, sig, target), now) == 1:
+            distinct = tx.bump(keys.class_targets_counter(cls, sig), now)
     if distinct < policy.strategy_targets:
         return
     blocks = policy.strategy_block_targets is not None and distinct >= policy.strategy_block_targets
@@ -294,13 +286,13 @@ def _strategy(
         policy,
         now,
         kind=ConstraintKind.BANNED_STRATEGY,
-        key=f"strategy:{cls}{SEP}{key_part(sig)}",
+        key=keys.strategy_key(cls, sig),
         lesson=lesson,
         level=Level.BLOCK if blocks else Level.WARN,
         occurrences=distinct,
         reason=f"{cls} calls failed with {lesson.signature.label} on {distinct} different targets",
         action_class=cls,
-        params=ConstraintParams(counter=f"cn:{cls}{SEP}{key_part(sig)}"),
+        params=ConstraintParams(counter=keys.class_targets_counter(cls, sig)),
     )
 
 
@@ -310,9 +302,9 @@ def _radius(
     call, sig = lesson.call, lesson.failure.signature
     if len(call.targets) < 2:
         return
-    if tx.bump(f"r:{sig}", now) < policy.corroboration:
+    if tx.bump(keys.radius_counter(sig), now) < policy.corroboration:
         return
-    step = tx.bump("r:step", now)
+    step = tx.bump(keys.RADIUS_STEP, now)
     radius = policy.radius(step)
     if radius == float("inf"):
         return
@@ -322,7 +314,7 @@ def _radius(
         policy,
         now,
         kind=ConstraintKind.RADIUS_LIMIT,
-        key="radius",
+        key=keys.RADIUS_KEY,
         lesson=lesson,
         level=Level.BLOCK,
         occurrences=step,
@@ -341,7 +333,7 @@ def _parameters(
     if not call.params:
         return
     if lesson.signature.resource and adapter.scaling_keys:
-        counter = f"d:{key_part(call.tool)}{SEP}{call.fingerprint}"
+        counter = keys.dominance_counter(call.tool, call.fingerprint)
         n = tx.bump(counter, now)
         if n >= policy.resource_corroboration:
             scaling = sorted(k for k in adapter.scaling_keys if k in call.params)
@@ -353,7 +345,7 @@ def _parameters(
                 policy,
                 now,
                 kind=ConstraintKind.DOMINANCE_BAN,
-                key=f"dominance:{key_part(call.tool)}{SEP}{call.fingerprint}",
+                key=keys.dominance_key(call.tool, call.fingerprint),
                 lesson=lesson,
                 level=Level.BLOCK,
                 occurrences=n,
@@ -369,7 +361,7 @@ def _parameters(
         if key not in call.params:
             continue
         value = call.params[key]
-        counter = f"p:{key_part(call.tool)}{SEP}{key_part(key)}={_canon(value)}{SEP}{key_part(sig)}"
+        counter = keys.parameter_counter(call.tool, key, _canon(value), sig)
         n = tx.bump(counter, now)
         if n >= policy.parameter_corroboration:
             yield _upsert(
@@ -377,7 +369,7 @@ def _parameters(
                 policy,
                 now,
                 kind=ConstraintKind.PARAMETER_BAN,
-                key=f"parameter:{key_part(call.tool)}{SEP}{key_part(key)}={_canon(value)}",
+                key=keys.parameter_key(call.tool, key, _canon(value)),
                 lesson=lesson,
                 level=Level.BLOCK,
                 occurrences=n,
@@ -392,7 +384,7 @@ def _parameters(
 
 def enforce_cap(tx: Transaction, policy: Policy, now: float) -> list[Constraint]:
     """Purge expired rules and, past the cap, evict the oldest down to 90% of it."""
-    if tx.count(CONSTRAINT_COUNT) <= policy.max_active_constraints:
+    if tx.count(keys.CONSTRAINT_COUNT) <= policy.max_active_constraints:
         return []
     stored = tx.constraints()
     expired = [c.key for c in stored if not c.active(now)]
@@ -400,6 +392,6 @@ def enforce_cap(tx: Transaction, policy: Policy, now: float) -> list[Constraint]
     keep = max(int(policy.max_active_constraints * 0.9), 1)
     evicted = sorted(live, key=lambda c: (c.updated_at, c.key))[: max(len(live) - keep, 0)]
     tx.remove_constraints(expired + [c.key for c in evicted])
-    tx.reset(CONSTRAINT_COUNT)
-    tx.bump(CONSTRAINT_COUNT, now, len(live) - len(evicted))
+    tx.reset(keys.CONSTRAINT_COUNT)
+    tx.bump(keys.CONSTRAINT_COUNT, now, len(live) - len(evicted))
     return evicted
