@@ -20,7 +20,7 @@ from scarguard.observe.protocol import MISSING
 
 __all__ = ["HASH_LIMIT", "LocalObserver"]
 
-HASH_LIMIT = 256 * 1024
+HASH_LIMIT = 64 * 1024
 """Files up to this size carry a digest of their content in their token."""
 
 
@@ -60,29 +60,38 @@ class LocalObserver:
 
     def token(self, path: str) -> str | None:
         """Return the token of one path (``None`` when it cannot be read)."""
-        try:
-            info = self._stat(path)
-            if info is None:
-                return MISSING
-            return f"{self._head(info)}:{self._digest(path, info)}"
-        except OSError:
-            return None
+        return self.observe([path]).get(path)
+
+    def _present(self, paths: Sequence[str]) -> _Listing:
+        """Return a lookup telling, per directory listed once, which names exist.
+
+        Most paths a failure depends on do not exist (the manifests of other ecosystems, a
+        missing file): one listing per directory answers for all of them, where a failed
+        ``stat`` per path would cost a raised exception each.
+        """
+        return _Listing(self, paths)
 
     def observe(self, paths: Sequence[str]) -> Mapping[str, str]:
         """Return the token of every path that can be read (missing ones as ``MISSING``)."""
+        listing = self._present(paths)
         tokens = {}
         for path in paths:
-            token = self.token(path)
-            if token is not None:
-                tokens[path] = token
+            try:
+                info = self._stat(path) if listing.may_exist(path) else None
+                tokens[path] = (
+                    MISSING if info is None else f"{self._head(info)}:{self._digest(path, info)}"
+                )
+            except OSError:
+                continue  # unreadable: no token, so no change will ever be seen for it
         return tokens
 
     def changed(self, tokens: Mapping[str, str]) -> list[str]:
         """Return the paths whose state differs from ``tokens``."""
+        listing = self._present(list(tokens))
         changed = []
         for path, old in tokens.items():
             try:
-                info = self._stat(path)
+                info = self._stat(path) if listing.may_exist(path) else None
                 if info is None:
                     if old != MISSING:
                         changed.append(path)
@@ -98,3 +107,30 @@ class LocalObserver:
             except OSError:
                 continue  # unreadable now: not evidence of a change
         return changed
+
+
+class _Listing:
+    """The names in each directory of some paths, listed once per directory."""
+
+    def __init__(self, observer: LocalObserver, paths: Sequence[str]) -> None:
+        self._observer = observer
+        self._names: dict[str, frozenset[str] | None] = {}
+        counts: dict[str, int] = {}
+        for path in paths:
+            folder = os.path.dirname(path)
+            counts[folder] = counts.get(folder, 0) + 1
+        self._listed = {folder for folder, n in counts.items() if n > 1}
+
+    def may_exist(self, path: str) -> bool:
+        """Return ``False`` only when the path's directory was listed without it."""
+        folder, name = os.path.split(path)
+        if folder not in self._listed:
+            return True
+        if folder not in self._names:
+            try:
+                where = self._observer._path(folder) if folder else self._observer.root
+                self._names[folder] = frozenset(os.listdir(where))
+            except OSError:
+                self._names[folder] = None
+        names = self._names[folder]
+        return names is None or name in names
