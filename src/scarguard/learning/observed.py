@@ -33,6 +33,10 @@ COMMAND_FAILURES = frozenset(
         "make_target_missing",
         "module_not_found",
         "esm_cjs_mismatch",
+        "port_in_use",
+        "nothing_to_commit",
+        "git_push_rejected",
+        "package_not_found",
     }
 )
 """Failure kinds that are failures of a command: a tool failing so is shell-like."""
