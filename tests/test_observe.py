@@ -355,3 +355,14 @@ def test_state_tokens_persist_in_every_store(tmp_path: Path, kind: str) -> None:
         assert second.check("read_file", {"path": "n.md"}).allowed
     finally:
         dispose(store)
+
+
+def test_a_path_carrying_a_secret_is_not_kept(tmp_path: Path) -> None:
+    """File names from the error text are stored only when redaction leaves them as they are."""
+    memory = memory_in(tmp_path)
+    secret = "sk-proj-" + "A" * 40
+    error = f"/tmp/{secret}.json:1: SyntaxError: Unexpected token\nserver.js:2: error"
+    memory.record("bash", {"command": "node server.js"}, error=error)
+    (ban,) = memory.constraints()
+    assert "server.js" in ban.params.observed
+    assert not any(secret in path for path in ban.params.observed)

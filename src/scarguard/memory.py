@@ -624,7 +624,8 @@ class FailureMemory(MaintenanceMixin):
         if teaches and counted and blame is not Blame.HARNESS:
             normalise = getattr(adapter, "normalise_target", os.path.normpath)
             paths = dependencies(call, outcome.error, shell_like=shell_like, normalise=normalise)
-            observed = self._revalidator.observe(paths)
+            # a path that needs redacting is not kept (nor observed): it could only lift less
+            observed = self._revalidator.observe([p for p in paths if self.redactor(p) == p])
         with self._lock:
             now = self.clock()
             failure = Failure(
