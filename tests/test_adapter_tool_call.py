@@ -503,3 +503,65 @@ def test_reading_shell_commands_do_not_mutate(command: str) -> None:
     assert not shell_changes_workspace(command)
     adapter = ToolCallAdapter()
     assert not adapter.mutating(adapter.describe("bash", {"command": command}))
+
+
+@pytest.mark.parametrize(
+    ("command", "words"),
+    [
+        ("make  deploy", "make deploy"),
+        ("  npm\ttest  ", "npm test"),
+        ("echo 'a  b'   c", "echo 'a  b' c"),
+        ('grep "x  y" f', 'grep "x  y" f'),
+        ("echo a\\  b", "echo a\\  b"),
+    ],
+)
+def test_commands_compare_by_their_words(command: str, words: str) -> None:
+    """Runs of blanks outside quotes collapse; quoted and escaped blanks stay."""
+    from scarguard.adapters._shell import command_text
+
+    assert command_text(command) == words
+    assert ADAPTER.fingerprint("bash", {"command": command}) == ADAPTER.fingerprint(
+        "bash", {"command": words}
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "expected"),
+    [
+        ("make", "shell_exec"),
+        ("npm", "shell_exec"),
+        ("pytest", "shell_exec"),
+        ("cargo_build", "shell_exec"),
+        ("git_status", "shell_exec"),
+        ("docker", "shell_exec"),
+        ("go_build", "shell_exec"),
+        ("go_to_definition", None),
+        ("make_request", "api_call"),
+        ("git_read_file", "file_read"),
+    ],
+)
+def test_tools_named_for_a_build_or_run_program_are_shell_commands(
+    tool: str, expected: str | None
+) -> None:
+    """make, npm, pytest, cargo, git, docker... are shell commands; common words are not."""
+    assert ADAPTER.classify_action(tool, {"target": "x"}) == expected
+
+
+def test_a_program_tool_that_changes_the_workspace_is_mutating() -> None:
+    """`git(args="merge x")` and `make("clean")` change the workspace; `make("build")` not."""
+    git = ADAPTER.describe("git", {"args": "merge feature"})
+    assert ADAPTER.mutating(git)
+    assert ADAPTER.mutating(ADAPTER.describe("make", {"target": "clean"}))
+    assert not ADAPTER.mutating(ADAPTER.describe("make", {"target": "build"}))
+
+
+def test_paths_are_normalised_against_the_root() -> None:
+    """An absolute path under the root becomes relative; one outside it stays absolute."""
+    rooted = ToolCallAdapter(root="/ws/project")
+    assert rooted.describe("read_file", {"path": "/ws/project/src/a.py"}).targets == ("src/a.py",)
+    assert rooted.describe("read_file", {"path": "/ws/projectx/a.py"}).targets == (
+        "/ws/projectx/a.py",
+    )
+    assert rooted.describe("read_file", {"path": "/ws/other.py"}).targets == ("/ws/other.py",)
+    same = [rooted.fingerprint("read_file", {"path": p}) for p in ("./a.py", "x/../a.py", "a.py")]
+    assert len(set(same)) == 1

@@ -366,3 +366,11 @@ def test_a_path_carrying_a_secret_is_not_kept(tmp_path: Path) -> None:
     (ban,) = memory.constraints()
     assert "server.js" in ban.params.observed
     assert not any(secret in path for path in ban.params.observed)
+
+
+def test_an_object_that_is_not_an_observer_is_refused(tmp_path: Path) -> None:
+    """observer= must implement the Observer protocol."""
+    from scarguard import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="observer"):
+        FailureMemory(":memory:", root=tmp_path, observer=object())  # type: ignore[arg-type]
