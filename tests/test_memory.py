@@ -35,7 +35,7 @@ def memory(clock: FakeClock) -> FailureMemory:
 
 
 def fail(memory: FailureMemory, tool: str, args: dict[str, object], error: str, **kw: object):
-    """Record a failure, advancing the fake clock past the dedupe window first."""
+    """Record a failure, advancing the fake clock by one model turn first."""
     clock = memory.clock
     assert isinstance(clock, FakeClock)
     clock.advance(5)

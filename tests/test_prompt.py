@@ -40,7 +40,7 @@ def memory(clock: Clock) -> FailureMemory:
 
 
 def fail(memory: FailureMemory, clock: Clock, tool: str, args: dict[str, Any], error: Any) -> None:
-    """Record one failure, then let time pass beyond the dedupe window."""
+    """Record one failure, then let one model turn pass."""
     memory.record(tool, args, error=error)
     clock.advance(30)
 

@@ -7,7 +7,7 @@ run, compares the decision with the step's ``expect`` (``allowed``: allowed with
 the call was allowed, as a guarded tool would.
 
 Optional keys: ``adapters`` (tool name -> ``"ml_training"``) at the top; per step
-``advance_seconds`` (fake time before the step; default 5, past the dedupe window),
+``advance_seconds`` (fake time before the step; default 5, one model turn),
 ``new_session`` (the agent restarts: a new :class:`FailureMemory` on the same store),
 ``writes`` (what the step's call did to the workspace when it ran: ``{path: text}`` written,
 ``{path: null}`` deleted) and ``note``; an ``outcome`` may carry the call's ``result`` (for

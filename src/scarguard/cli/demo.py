@@ -26,7 +26,6 @@ from scarguard.cli.rendering import Style, blame_word, plural, width, wrap
 from scarguard.guard.decorator import Retry, guarded_tool
 from scarguard.memory import FailureMemory
 from scarguard.model import Blame, Constraint, Decision, Failure
-from scarguard.policy import Policy
 from scarguard.prompt import PromptGuard
 
 __all__ = ["PROJECT", "SCRIPT", "WORKSPACE", "DemoClock", "Step", "Workspace", "run_demo"]
@@ -354,12 +353,7 @@ def run_demo(
         The exit code (0).
     """
     demo_clock = DemoClock(clock)
-    # The scripted steps follow each other within milliseconds, faster than any agent: without
-    # the dedupe window, each repeated call counts as the separate decision it stands for.
-    policy = Policy(dedupe_seconds=0.0)
-    memory = FailureMemory(
-        path, workspace=WORKSPACE, project=PROJECT, clock=demo_clock, policy=policy
-    )
+    memory = FailureMemory(path, workspace=WORKSPACE, project=PROJECT, clock=demo_clock)
     try:
         if fresh:
             memory.clear()
