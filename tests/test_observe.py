@@ -374,3 +374,24 @@ def test_an_object_that_is_not_an_observer_is_refused(tmp_path: Path) -> None:
 
     with pytest.raises(ConfigurationError, match="observer"):
         FailureMemory(":memory:", root=tmp_path, observer=object())  # type: ignore[arg-type]
+
+
+def test_async_tools_see_the_workspace_change_too(tmp_path: Path) -> None:
+    """An async guarded read refused for a missing file runs once the file exists."""
+    import asyncio
+
+    memory = memory_in(tmp_path)
+
+    @guarded_tool(memory)
+    async def read_file(path: str) -> str:
+        return (tmp_path / path).read_text()
+
+    async def script() -> str:
+        with pytest.raises(FileNotFoundError):
+            await read_file("late.md")
+        with pytest.raises(ToolBlocked):
+            await read_file("late.md")
+        (tmp_path / "late.md").write_text("arrived\n")
+        return await read_file("late.md")
+
+    assert asyncio.run(script()) == "arrived\n"
