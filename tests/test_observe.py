@@ -212,7 +212,8 @@ def test_error_text_files_and_manifests_make_a_shell_ban_stale(tmp_path: Path) -
     memory.record("bash", args, error=error)
     assert not memory.check("bash", args).allowed
     (ban,) = memory.constraints()
-    assert {"server.js", "package.json", "Makefile"} <= set(ban.params.observed)
+    names = {str(tmp_path / n) for n in ("server.js", "package.json", "Makefile")}
+    assert names <= set(ban.params.observed)
     (tmp_path / "server.js").write_text("const x = 1;\n")
     assert memory.check("bash", args).allowed
     assert memory.constraints() == []  # the guard block states no contradicted fact
@@ -308,6 +309,20 @@ def test_no_filesystem_call_on_the_clean_hot_path(
     assert stats == []
 
 
+def test_a_memory_opened_from_another_directory_revalidates_the_same_files(
+    tmp_path: Path,
+) -> None:
+    """Tokens are kept by absolute path: a memory with another root judges the same files."""
+    (tmp_path / "ws").mkdir()
+    store = tmp_path / "m.db"
+    with FailureMemory(store, root=tmp_path / "ws", clock=FakeClock()) as agent:
+        agent.record("bash", {"command": "make x"}, error=NO_BUILD.replace("build", "x"))
+    with FailureMemory(store, root=tmp_path, clock=FakeClock()) as elsewhere:
+        assert len(elsewhere.constraints()) == 1  # nothing changed in the agent's workspace
+        (tmp_path / "ws" / "Makefile").write_text("x:\n\techo x\n")
+        assert elsewhere.constraints() == []
+
+
 def test_local_observer_tokens(tmp_path: Path) -> None:
     """Tokens change with content, not with a rewrite of the same bytes; missing is MISSING."""
     observer = LocalObserver(tmp_path)
@@ -349,7 +364,7 @@ def test_state_tokens_persist_in_every_store(tmp_path: Path, kind: str) -> None:
         first.record("read_file", {"path": "n.md"}, error="No such file or directory: n.md")
         second = FailureMemory(store, root=tmp_path / "ws", clock=FakeClock())
         (fact,) = second.constraints()
-        assert fact.params.observed == {"n.md": MISSING}
+        assert fact.params.observed == {str(tmp_path / "ws" / "n.md"): MISSING}
         assert not second.check("read_file", {"path": "n.md"}).allowed
         (tmp_path / "ws" / "n.md").write_text("now here\n")
         assert second.check("read_file", {"path": "n.md"}).allowed
@@ -364,7 +379,7 @@ def test_a_path_carrying_a_secret_is_not_kept(tmp_path: Path) -> None:
     error = f"/tmp/{secret}.json:1: SyntaxError: Unexpected token\nserver.js:2: error"
     memory.record("bash", {"command": "node server.js"}, error=error)
     (ban,) = memory.constraints()
-    assert "server.js" in ban.params.observed
+    assert str(tmp_path / "server.js") in ban.params.observed
     assert not any(secret in path for path in ban.params.observed)
 
 

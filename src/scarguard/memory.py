@@ -624,8 +624,10 @@ class FailureMemory(MaintenanceMixin):
         if teaches and counted and blame is not Blame.HARNESS:
             normalise = getattr(adapter, "normalise_target", os.path.normpath)
             paths = dependencies(call, outcome.error, shell_like=shell_like, normalise=normalise)
-            # a path that needs redacting is not kept (nor observed): it could only lift less
-            observed = self._revalidator.observe([p for p in paths if self.redactor(p) == p])
+            # a path that needs redacting is not kept (nor observed): it could only lift less;
+            # paths are kept absolute, so a memory opened elsewhere revalidates the same files
+            kept = [os.path.join(self.root, p) for p in paths if self.redactor(p) == p]
+            observed = self._revalidator.observe(kept)
         with self._lock:
             now = self.clock()
             failure = Failure(
@@ -662,6 +664,7 @@ class FailureMemory(MaintenanceMixin):
                     teaches=teaches,
                     shell_like=shell_like,
                     observed=observed,
+                    root=self.root,
                 )
                 learned = learn(tx, lesson, self.policy, adapter, now) if counted else []
                 evicted = enforce_cap(tx, self.policy, now) if learned else []

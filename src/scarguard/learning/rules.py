@@ -15,6 +15,7 @@ writers corroborate each other instead of racing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +77,8 @@ class Lesson:
         deterministic: Whether the identical call must fail identically.
         teaches: Whether the failure may teach constraints (an incident only counts).
         shell_like: Whether the call is a command whose bans go stale on change.
-        observed: State tokens of what the failure depends on, by path.
+        observed: State tokens of what the failure depends on, by absolute path.
+        root: The root relative targets are joined with to find their tokens.
     """
 
     call: Call
@@ -86,6 +88,7 @@ class Lesson:
     teaches: bool = True
     shell_like: bool = False
     observed: Mapping[str, str] = attrs.field(factory=dict)
+    root: str = ""
 
 
 def _upsert(
@@ -219,7 +222,8 @@ def _summary(args: Mapping[str, Any]) -> str:
 
 
 def _tokens(lesson: Lesson, paths: Sequence[str]) -> dict[str, str]:
-    return {p: lesson.observed[p] for p in paths if p in lesson.observed}
+    found = (os.path.join(lesson.root, p) for p in paths)
+    return {p: lesson.observed[p] for p in found if p in lesson.observed}
 
 
 def _exact_params(lesson: Lesson, counter: str) -> ConstraintParams:

@@ -22,8 +22,9 @@ MISSING = "-"
 class Observer(Protocol):
     """Report cheap state tokens of paths, and which ones changed since.
 
-    Paths are as the adapter normalised them: relative to the memory's root, or absolute.
-    Tokens are opaque strings; :data:`MISSING` means the path does not exist. Implement it
+    Paths are absolute (the memory joins relative ones with its root, so a memory opened
+    from another directory revalidates the same files). Tokens are opaque strings;
+    :data:`MISSING` means the path does not exist. Implement it
     over a remote sandbox's API to observe files the agent's tools see elsewhere.
     """
 
