@@ -6,6 +6,7 @@ call it records the outcome and learns from repeated agent mistakes, never from
 infrastructure noise. :class:`PromptGuard` renders what it knows as a prompt block.
 """
 
+from scarguard._version import __version__ as __version__
 from scarguard.adapters import MLTrainingAdapter, ToolCallAdapter
 from scarguard.errors import (
     ConfigurationError,
@@ -99,4 +100,3 @@ __all__ = [
     "set_default_memory",
 ]
 
-__version__ = "0.1.0"

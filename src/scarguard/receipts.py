@@ -18,19 +18,15 @@ import json
 import os
 import secrets
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
-
-if TYPE_CHECKING:
-    # Imported lazily at run time: ``scarguard.stores`` imports the memory store, which
-    # imports this module, so a module-level import here is circular.
-    from scarguard.stores.protocol import VerifyReport
 
 __all__ = [
     "GENESIS",
     "KEY_ENV",
     "Receipt",
+    "VerifyReport",
     "check_checkpoint",
     "checkpoint_mac",
     "damaged_checkpoint",
@@ -76,6 +72,28 @@ def _key(key: bytes | str | None) -> bytes | None:
         return env.encode() if env else None
     return key.encode() if isinstance(key, str) else key
 
+
+@attrs.frozen
+class VerifyReport:
+    """The result of checking a receipt chain.
+
+    What is checked is :data:`~scarguard.stores.protocol.VERIFY_COVERS`; what is not,
+    :data:`~scarguard.stores.protocol.VERIFY_NOT_COVERED`.
+
+    Attributes:
+        valid: Whether the whole chain checks out.
+        count: How many receipts were checked.
+        first_broken: Sequence number of the first broken receipt (``None`` when valid).
+        reason: What is wrong, in one sentence; when valid, empty, or why the checkpoint of
+            the head could not be saved (the chain itself checked out).
+        head: Hash of the last receipt checked.
+    """
+
+    valid: bool
+    count: int
+    first_broken: int | None = None
+    reason: str = ""
+    head: str | None = None
 
 @attrs.frozen
 class Receipt:
@@ -158,8 +176,6 @@ def verify_chain(
     Returns:
         A report naming the first broken sequence number and why.
     """
-    from scarguard.stores.protocol import VerifyReport
-
     prev = GENESIS
     count = 0
     expected_seq = 1
@@ -265,8 +281,6 @@ def save_checkpoint(path: str, seq: int, head: str, key: bytes | str | None = No
 
 def damaged_checkpoint(problem: ValueError) -> VerifyReport:
     """Return the report for a chain whose checkpoint cannot be read."""
-    from scarguard.stores.protocol import VerifyReport
-
     return VerifyReport(
         False,
         0,

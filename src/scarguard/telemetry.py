@@ -77,7 +77,7 @@ class _Signals:
     def __init__(self, meter_provider: Any) -> None:
         from opentelemetry import metrics, trace
 
-        from scarguard import __version__
+        from scarguard._version import __version__
 
         self.trace = trace
         if meter_provider is None:

@@ -84,7 +84,7 @@ def _store_options() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     """Return the argument parser of the ``scarguard`` command."""
-    from scarguard import __version__
+    from scarguard._version import __version__
 
     parser = argparse.ArgumentParser(
         prog="scarguard",

@@ -18,6 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from scarguard.model import Constraint, Failure, Scope
+from scarguard.receipts import VerifyReport
 
 __all__ = [
     "VERIFY_COVERS",
@@ -58,28 +59,6 @@ VERIFY_NOT_COVERED = (
     " store directly (not through scarguard) is not detected"
 )
 """What ``verify()`` does not check."""
-
-
-@attrs.frozen
-class VerifyReport:
-    """The result of checking a receipt chain.
-
-    What is checked is :data:`VERIFY_COVERS`; what is not, :data:`VERIFY_NOT_COVERED`.
-
-    Attributes:
-        valid: Whether the whole chain checks out.
-        count: How many receipts were checked.
-        first_broken: Sequence number of the first broken receipt (``None`` when valid).
-        reason: What is wrong, in one sentence; when valid, empty, or why the checkpoint of
-            the head could not be saved (the chain itself checked out).
-        head: Hash of the last receipt checked.
-    """
-
-    valid: bool
-    count: int
-    first_broken: int | None = None
-    reason: str = ""
-    head: str | None = None
 
 
 @runtime_checkable

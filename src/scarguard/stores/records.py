@@ -35,7 +35,7 @@ def export_records(
     constraints: Iterable[Constraint],
 ) -> Iterator[dict[str, Any]]:
     """Yield a header, then failures (oldest first), counters and constraints as records."""
-    from scarguard import __version__
+    from scarguard._version import __version__
 
     yield {"record": "header", "format": FORMAT_VERSION, "scarguard": __version__}
     for failure in sorted(failures, key=lambda f: (f.at, f.id or 0)):
