@@ -28,6 +28,7 @@ __all__ = [
     "ConstraintKind",
     "ConstraintParams",
     "Convergence",
+    "ConvergenceStatus",
     "Decision",
     "Failure",
     "Level",
@@ -342,6 +343,27 @@ class Decision:
         return self.allowed
 
 
+class ConvergenceStatus(str, enum.Enum):
+    """Where a session stands (:attr:`Convergence.status`); each compares equal to its name."""
+
+    PROGRESSING = "progressing"
+    """Calls are still making progress."""
+    PLATEAU = "plateau"
+    """Scored: no improvement within the window."""
+    STUCK = "stuck"
+    """The recent calls all failed or were refused."""
+    EXHAUSTED = "exhausted"
+    """Every action class in use is blocked."""
+    LOOPING = "looping"
+    """The latest call returned the identical result again, with nothing changed in between."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return self.value.__format__(spec)
+
+
 @attrs.frozen
 class Convergence:
     """Whether the agent is making progress.
@@ -361,7 +383,7 @@ class Convergence:
         reason: One sentence saying why the status is what it is.
     """
 
-    status: str
+    status: ConvergenceStatus = attrs.field(converter=ConvergenceStatus)
     done: bool
     attempts: int
     failures: int

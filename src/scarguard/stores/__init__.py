@@ -1,5 +1,23 @@
 """Storage backends for :class:`~scarguard.FailureMemory`.
 
+The package:
+
+- :mod:`~scarguard.stores.protocol`: the :class:`Store` and :class:`Transaction` protocols
+  every backend implements (tested once for all of them by the store contract suite);
+- :mod:`~scarguard.stores.factory`: :func:`open_store`, from a path, a URL or ``None``;
+- :mod:`~scarguard.stores.records`: the export and import format shared by every store;
+- the backends: :mod:`~scarguard.stores.memory` (:class:`MemoryStore`),
+  :mod:`~scarguard.stores.sqlite` (:class:`SQLiteStore`, the default),
+  :mod:`~scarguard.stores.json_store` (:class:`JSONStore`, the fallback without ``sqlite3``)
+  and :mod:`~scarguard.stores.postgres` (:class:`PostgresStore`, for fleets);
+- their plumbing, in ``_``-prefixed modules: ``_sql`` (what SQLite and PostgreSQL share),
+  ``_sqlite_*`` and ``_postgres_*`` (connections, schemas, transactions, deadlines, change
+  detection), ``_json_*`` and ``_locking`` (the JSON store's files, transactions and locks),
+  ``_files`` (atomic replacement) and ``_forkgate`` (``fork`` kept out of SQLite writes).
+
+The receipt chain every store appends to, and :class:`VerifyReport`, live in
+:mod:`scarguard.receipts`.
+
 ``SQLiteStore`` is imported on first use, so that a Python built without ``sqlite3`` can
 still import this package and fall back to the JSON store; ``PostgresStore`` too, so that
 importing scarguard never imports psycopg (installed by ``scarguard[postgres]``).
