@@ -101,4 +101,3 @@ __all__ = [
     "open_store",
     "set_default_memory",
 ]
-

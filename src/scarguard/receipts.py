@@ -95,6 +95,7 @@ class VerifyReport:
     reason: str = ""
     head: str | None = None
 
+
 @attrs.frozen
 class Receipt:
     """One link of the chain.
