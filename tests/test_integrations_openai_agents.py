@@ -1,0 +1,170 @@
+"""OpenAI Agents SDK: the real Runner loop with a scripted Model, under the guard.
+
+A scripted model asks four times in a row for a file that does not exist. Guarded, the tool
+body runs once; the model gets the tool's error (its text, not the SDK's generic message)
+once, then refusals, and the run completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("agents")
+
+from agents import Agent, FunctionTool, Runner, function_tool
+from agents.items import ModelResponse
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from helpers.agent_tools import MISSING, Counter, read_text
+from scarguard import FailureMemory, PromptGuard
+from scarguard.integrations import guard_tools
+from scarguard.integrations.openai_agents import guard_agent, guard_tool
+from scarguard.testing import FakeClock
+
+
+class ScriptedModel(Model):
+    """Four identical read_file calls, then a final message; keeps what it was sent."""
+
+    def __init__(self) -> None:
+        self.turn = 0
+        self.outputs: list[str] = []
+        self.instructions: list[str | None] = []
+
+    async def get_response(
+        self, system_instructions: str | None, input: Any, *args: Any, **kwargs: Any
+    ) -> ModelResponse:
+        self.instructions.append(system_instructions)
+        if isinstance(input, list):
+            self.outputs = [
+                str(item["output"])
+                for item in input
+                if isinstance(item, dict) and item.get("type") == "function_call_output"
+            ]
+        self.turn += 1
+        if self.turn <= 4:
+            item: Any = ResponseFunctionToolCall(
+                type="function_call",
+                call_id=f"c{self.turn}",
+                name="read_file",
+                arguments=f'{{"path": "{MISSING}"}}',
+                id=f"fc{self.turn}",
+            )
+        else:
+            item = ResponseOutputMessage(
+                id="m",
+                type="message",
+                role="assistant",
+                status="completed",
+                content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
+            )
+        return ModelResponse(output=[item], usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+
+def toolkit_tool(counter: Counter, *, is_async: bool = False) -> FunctionTool:
+    """Build a FunctionTool the way a toolkit does (the user did not write it)."""
+
+    def read_file(path: str) -> str:
+        """Read a text file from the workspace.
+
+        Args:
+            path: The file to read.
+        """
+        return read_text(counter, path)
+
+    async def aread_file(path: str) -> str:
+        """Read a text file from the workspace.
+
+        Args:
+            path: The file to read.
+        """
+        return read_text(counter, path)
+
+    return function_tool(aread_file if is_async else read_file, name_override="read_file")
+
+
+@pytest.fixture
+def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FailureMemory]:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    with FailureMemory(tmp_path / "memory.db", clock=FakeClock()) as opened:
+        yield opened
+
+
+def run(agent: Agent[Any]) -> Any:
+    return asyncio.run(Runner.run(agent, "read my notes"))
+
+
+def assert_guarded_run(model: ScriptedModel, output: str, counter: Counter) -> None:
+    assert output == "done"
+    assert counter.runs == 1
+    assert len(model.outputs) == 4
+    assert "FileNotFoundError" in model.outputs[0]
+    assert all("refused" in o for o in model.outputs[1:])
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_guard_agent(memory: FailureMemory, is_async: bool) -> None:
+    """guard_agent(): body once, its error text once, then refusals; block in instructions."""
+    counter, model = Counter(), ScriptedModel()
+    agent = Agent(
+        name="a",
+        instructions="Be careful.",
+        model=model,
+        tools=[toolkit_tool(counter, is_async=is_async)],
+    )
+    result = run(guard_agent(agent, memory))
+    assert_guarded_run(model, result.final_output, counter)
+    assert model.instructions[0] == "Be careful."
+    assert PromptGuard(memory).block() in (model.instructions[-1] or "")
+    assert (model.instructions[-1] or "").endswith("Be careful.")
+
+
+def test_guard_tools_on_tool_object(memory: FailureMemory) -> None:
+    """guard_tools() on a FunctionTool gives the same run."""
+    counter, model = Counter(), ScriptedModel()
+    agent = Agent(name="a", model=model, tools=guard_tools([toolkit_tool(counter)], memory))
+    assert_guarded_run(model, run(agent).final_output, counter)
+
+
+def test_unguarded_hides_the_error(memory: FailureMemory) -> None:
+    """Without the guard the body runs four times and the model never sees the error's text."""
+    counter, model = Counter(), ScriptedModel()
+    run(Agent(name="a", model=model, tools=[toolkit_tool(counter)]))
+    assert counter.runs == 4
+    assert not any("FileNotFoundError" in o for o in model.outputs)
+
+
+def test_handle_errors_off_keeps_the_sdk_formatter(memory: FailureMemory) -> None:
+    """handle_errors=False: the SDK's own failure text for the error, refusals still refused."""
+    counter, model = Counter(), ScriptedModel()
+    tool = guard_tool(toolkit_tool(counter), memory, handle_errors=False)
+    run(Agent(name="a", model=model, tools=[tool]))
+    assert counter.runs == 1
+    assert "An error occurred while running the tool" in model.outputs[0]
+    assert all("refused" in o for o in model.outputs[1:])
+
+
+def test_schema_identical(memory: FailureMemory) -> None:
+    """The model sees the same name, description and JSON schema."""
+    tool = toolkit_tool(Counter())
+    guarded = guard_tool(tool, memory)
+    assert (guarded.name, guarded.description, guarded.params_json_schema) == (
+        tool.name,
+        tool.description,
+        tool.params_json_schema,
+    )
+    assert guarded.strict_json_schema == tool.strict_json_schema
