@@ -101,9 +101,9 @@ def test_framework_builds_same_schema(
 def test_framework_tool_object_rejected(
     framework: str, memory: FailureMemory, quiet_frameworks: None
 ) -> None:
-    """Guarding a framework tool object raises TypeError saying where the decorator goes."""
+    """Guarding a framework tool object raises TypeError pointing to guard_tools."""
     tool_object = FRAMEWORKS[framework](read_lines)
-    with pytest.raises(TypeError, match="under the framework"):
+    with pytest.raises(TypeError, match=r"integrations\.guard_tools\(\[tool\], memory\)"):
         guarded_tool(memory)(tool_object)
 
 

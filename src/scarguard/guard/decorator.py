@@ -243,8 +243,10 @@ def _check_func(func: object) -> None:
     framework = framework_tool_name(func)
     if framework is not None:
         raise TypeError(
-            f"guarded_tool got a {framework} tool object; put @guarded_tool under the framework's"
-            " decorator, on the plain function (@tool above @guarded_tool(...) def f(...))"
+            f"guarded_tool got a {framework} tool object: guard tool objects with"
+            " scarguard.integrations.guard_tools([tool], memory), which keeps their name and"
+            " schema and refuses through the framework's error channel; or put @guarded_tool"
+            " under the framework's decorator, on the plain function"
         )
     if isinstance(func, GuardedTool):
         raise ConfigurationError(f"{func.__qualname__!r} is already guarded")
