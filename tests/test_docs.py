@@ -2,7 +2,8 @@
 
 Each block runs in a fresh namespace with a fresh temporary working directory, so examples
 that use the default store write into that directory. Fences tagged ``py-framework`` need a
-third-party agent framework and are not run.
+third-party agent framework and are not run; fences tagged ``python requires=<module>``
+run where that framework is installed (each in its own CI environment) and skip elsewhere.
 """
 
 from __future__ import annotations
@@ -19,18 +20,25 @@ import scarguard
 from scarguard.memory import set_default_memory
 
 ROOT = Path(__file__).resolve().parent.parent
-PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+PAGES = [
+    ROOT / "README.md",
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "docs" / "frameworks").glob("*.md")),
+]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
-_FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.DOTALL | re.MULTILINE)
+_REQUIRES = re.compile(r"requires=([\w.,]+)")
 
 
-def _blocks() -> list[tuple[str, str]]:
+def _blocks() -> list[tuple[str, str, tuple[str, ...]]]:
     found = []
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
         for number, match in enumerate(_FENCE.finditer(text), 1):
             line = text[: match.start()].count("\n") + 1
-            found.append((f"{page.relative_to(ROOT)}:{line}#{number}", match.group(1)))
+            needs = _REQUIRES.search(match.group(1))
+            modules = tuple(needs.group(1).split(",")) if needs else ()
+            found.append((f"{page.relative_to(ROOT)}:{line}#{number}", match.group(2), modules))
     return found
 
 
@@ -46,16 +54,20 @@ def fresh_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     set_default_memory(None)
 
 
-@pytest.mark.parametrize(("where", "code"), BLOCKS, ids=[w for w, _ in BLOCKS])
-def test_python_block_runs(where: str, code: str, fresh_cwd: Path) -> None:
+@pytest.mark.parametrize(("where", "code", "requires"), BLOCKS, ids=[b[0] for b in BLOCKS])
+def test_python_block_runs(
+    where: str, code: str, requires: tuple[str, ...], fresh_cwd: Path
+) -> None:
     """The documented example runs as written."""
+    for module in requires:
+        pytest.importorskip(module)
     exec(compile(code, where, "exec"), {"__name__": "__doc_example__"})
 
 
 def test_docs_have_python_blocks() -> None:
     """The suite does find the documentation's examples."""
     assert len(BLOCKS) >= 20
-    assert {Path(w.split(":")[0]).name for w, _ in BLOCKS} >= {"README.md", "quickstart.md"}
+    assert {Path(b[0].split(":")[0]).name for b in BLOCKS} >= {"README.md", "quickstart.md"}
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -126,3 +127,36 @@ def test_imports_no_framework(tmp_path: Path) -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=tmp_path)
+
+
+EXAMPLES = sorted((Path(__file__).resolve().parent.parent / "examples" / "frameworks").glob("*.py"))
+EXAMPLE_NEEDS = {
+    "autogen_agent.py": "autogen_agentchat",
+    "crewai_agent.py": "crewai",
+    "langchain_agent.py": "langchain.agents",
+    "openai_agents_agent.py": "agents",
+    "pydantic_ai_agent.py": "pydantic_ai",
+    "smolagents_agent.py": "smolagents",
+}
+
+
+def test_one_example_per_framework() -> None:
+    """examples/frameworks/ has one script per framework."""
+    assert {p.name for p in EXAMPLES} == set(EXAMPLE_NEEDS)
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_framework_example_runs(script: Path, tmp_path: Path) -> None:
+    """Each framework example runs offline: one tool error, then three refusals."""
+    pytest.importorskip(EXAMPLE_NEEDS[script.name])
+    env = {k: v for k, v in os.environ.items() if k != "SCARGUARD_PATH"}
+    env.update(HOME=str(tmp_path), CREWAI_DISABLE_TELEMETRY="true", OTEL_SDK_DISABLED="true")
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, env=env,
+        capture_output=True, text=True, timeout=240, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    tool_lines = [line for line in done.stdout.splitlines() if line.startswith("tool")]
+    assert len(tool_lines) == 4, done.stdout
+    assert "refused" not in tool_lines[0]
+    assert all("scarguard refused" in line for line in tool_lines[1:])

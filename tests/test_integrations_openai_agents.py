@@ -130,7 +130,7 @@ def test_guard_agent(memory: FailureMemory, is_async: bool) -> None:
     assert_guarded_run(model, result.final_output, counter)
     assert model.instructions[0] == "Be careful."
     assert PromptGuard(memory).block() in (model.instructions[-1] or "")
-    assert (model.instructions[-1] or "").endswith("Be careful.")
+    assert "Be careful." in (model.instructions[-1] or "")
 
 
 def test_guard_tools_on_tool_object(memory: FailureMemory) -> None:
