@@ -153,7 +153,9 @@ def test_model_client_carries_the_block(memory: FailureMemory) -> None:
     first, last = client.create_calls[0]["messages"][0], client.create_calls[-1]["messages"][0]
     assert isinstance(last, SystemMessage)
     assert first.content == "Be careful."
-    assert PromptGuard(memory).block() in last.content and "Be careful." in last.content
+    block = PromptGuard(memory).block()
+    assert MISSING in block
+    assert block in last.content and "Be careful." in last.content
 
 
 def test_schema_identical(memory: FailureMemory) -> None:

@@ -127,10 +127,9 @@ def assert_guarded(llm: ScriptedLLM, output: Any, counter: Counter) -> None:
     assert all(answer in t for t in texts[1:]), texts
 
 
-@pytest.mark.parametrize("native", [True, False], ids=["native", "react"])
-def test_guard_tools(memory: FailureMemory, native: bool) -> None:
+def test_guard_tools_native(memory: FailureMemory) -> None:
     """guard_tools() on a CrewAI tool: the body runs once, then refusals; the crew ends."""
-    counter, llm = Counter(), ScriptedLLM(model="scripted", native=native, seen=[])
+    counter, llm = Counter(), ScriptedLLM(model="scripted", native=True, seen=[])
     team, _ = crew(guard_tools([toolkit_tool(counter)], memory), llm)
     assert_guarded(llm, team.kickoff(), counter)
 
@@ -146,17 +145,20 @@ def test_guard_agent(memory: FailureMemory, native: bool) -> None:
         hooks.remove()
     assert_guarded(llm, output, counter)
     system = next(m for m in llm.seen[-1] if m.get("role") == "system")
-    assert PromptGuard(memory).block() in system["content"]
+    block = PromptGuard(memory).block()
+    assert MISSING in block
+    assert block in system["content"]
 
 
-def test_react_next_run_is_refused_at_once(memory: FailureMemory) -> None:
-    """ReAct mode: a new crew on the same memory is refused on its first call, body not run."""
+def test_guard_tools_react(memory: FailureMemory) -> None:
+    """ReAct mode: body once, error once, CrewAI's repeat check; the next crew is refused."""
     counter = Counter()
     tools = guard_tools([toolkit_tool(counter)], memory)
-    crew(tools, ScriptedLLM(model="scripted", native=False, seen=[]))[0].kickoff()
-    llm = ScriptedLLM(model="scripted", native=False, seen=[])
-    crew(tools, llm)[0].kickoff()
-    texts = tool_texts(llm)
+    first = ScriptedLLM(model="scripted", native=False, seen=[])
+    assert_guarded(first, crew(tools, first)[0].kickoff(), counter)
+    again = ScriptedLLM(model="scripted", native=False, seen=[])
+    crew(tools, again)[0].kickoff()
+    texts = tool_texts(again)
     assert counter.runs == 1
     assert "refused" in texts[0] and "No such file" not in texts[0]
 

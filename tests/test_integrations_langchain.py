@@ -114,7 +114,9 @@ def test_create_agent_with_middleware(memory: FailureMemory) -> None:
     assert_guarded_run(result["messages"], counter)
     last_system = model.seen[-1][0]
     assert last_system.type == "system"
-    assert PromptGuard(memory).block() in str(last_system.content)
+    block = PromptGuard(memory).block()
+    assert MISSING in block
+    assert block in str(last_system.content)
     assert model.seen[0][0].type != "system"  # nothing known yet: no block, no empty message
 
 

@@ -129,7 +129,9 @@ def test_guard_agent(memory: FailureMemory, is_async: bool) -> None:
     result = run(guard_agent(agent, memory))
     assert_guarded_run(model, result.final_output, counter)
     assert model.instructions[0] == "Be careful."
-    assert PromptGuard(memory).block() in (model.instructions[-1] or "")
+    block = PromptGuard(memory).block()
+    assert MISSING in block
+    assert block in (model.instructions[-1] or "")
     assert "Be careful." in (model.instructions[-1] or "")
 
 

@@ -88,7 +88,9 @@ def test_capability_guards_every_call(memory: FailureMemory, is_async: bool) -> 
     )
     result = asyncio.run(agent.run("read my notes"))
     assert_guarded_run(script, result.output, counter)
-    assert PromptGuard(memory).block() in (script.instructions[-1] or "")
+    block = PromptGuard(memory).block()
+    assert MISSING in block
+    assert block in (script.instructions[-1] or "")
     assert not script.instructions[0]  # nothing known yet: no block
 
 
