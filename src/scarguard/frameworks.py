@@ -3,8 +3,8 @@
 Two jobs for :func:`~scarguard.guarded_tool`:
 
 * refuse a framework *tool object* (a LangChain ``StructuredTool``, a pydantic-ai ``Tool``...):
-  guarding it would hide the function the framework builds its schema from, so the decorator
-  must go *under* the framework's decorator, on the plain function;
+  the decorator guards plain functions (under the framework's decorator), and
+  :func:`scarguard.integrations.guard_tools` guards tool objects;
 * recognise the context parameters frameworks inject into a tool function (pydantic-ai's
   ``ctx: RunContext``, LangChain's ``run_manager``...), which are not part of what the agent
   chose and so are left out of the call's arguments and fingerprint.
