@@ -160,3 +160,23 @@ def test_framework_example_runs(script: Path, tmp_path: Path) -> None:
     assert len(tool_lines) == 4, done.stdout
     assert "refused" not in tool_lines[0]
     assert all("scarguard refused" in line for line in tool_lines[1:])
+
+
+def test_targets_option_and_a_raising_targets_callable(memory: FailureMemory) -> None:
+    """targets= names the call's targets; a callable that raises warns and never breaks the call."""
+    pytest.importorskip("langchain_core")
+    from scarguard import ScarguardWarning
+
+    (named,) = guard_tools([read_lines], memory, framework="langchain", targets=("path",))
+    named.invoke({"path": "a.txt"})
+    assert memory.recent_failures()[0].targets == ("a.txt",)
+
+    def broken(args: object) -> list[str]:
+        raise RuntimeError("no targets today")
+
+    (tool,) = guard_tools(
+        [read_lines], FailureMemory(":memory:"), framework="langchain", targets=broken
+    )
+    with pytest.warns(ScarguardWarning, match="no targets today"):
+        result = tool.invoke({"path": "b.txt"})
+    assert "FileNotFoundError" in result

@@ -11,12 +11,13 @@ them.
 from __future__ import annotations
 
 import contextvars
+import warnings
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from scarguard.errors import ConfigurationError, ToolBlocked
+from scarguard.errors import ConfigurationError, ScarguardWarning, ToolBlocked
 
 if TYPE_CHECKING:
     from scarguard.memory import FailureMemory
@@ -70,13 +71,26 @@ class GuardSettings:
         return cls(memory, targets, handle_errors)
 
     def targets_of(self, args: Mapping[str, Any]) -> Sequence[str] | None:
-        """Return the call's targets by the ``targets`` option (``None``: let the adapter)."""
+        """Return the call's targets by the ``targets`` option (``None``: let the adapter).
+
+        A ``targets`` callable that raises is warned about and the adapter decides: the
+        call itself is never broken by it.
+        """
         spec = self.targets
         if spec is None:
             return None
         if callable(spec):
-            found = spec(args)
-            return None if found is None else tuple(str(t) for t in found)
+            try:
+                found = spec(args)
+                return None if found is None else tuple(str(t) for t in found)
+            except Exception as exc:
+                warnings.warn(
+                    f"scarguard could not compute the targets (the call was checked without"
+                    f" them): {error_text(exc)}",
+                    ScarguardWarning,
+                    stacklevel=3,
+                )
+                return None
         out: list[str] = []
         for name in spec:
             value = args.get(name)
