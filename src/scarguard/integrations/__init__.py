@@ -51,10 +51,14 @@ def framework_of(obj: object) -> str | None:
     return None
 
 
-def _module(framework: str) -> Any:
+def _known(framework: str) -> str:
     if framework not in FRAMEWORKS:
         raise ConfigurationError(f"unknown framework {framework!r}; known: {', '.join(FRAMEWORKS)}")
-    return importlib.import_module(f"scarguard.integrations.{framework}")
+    return framework
+
+
+def _module(framework: str) -> Any:
+    return importlib.import_module(f"scarguard.integrations.{_known(framework)}")
 
 
 def guard_tools(
@@ -96,7 +100,7 @@ def guard_tools(
     items = list(tools)
     found = {f for f in map(framework_of, items) if f is not None}
     if framework is not None:
-        _module(framework)
+        _known(framework)
     plain = [t for t in items if framework_of(t) is None]
     for item in plain:
         if not callable(item):
