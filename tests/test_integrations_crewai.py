@@ -9,15 +9,12 @@ environment of its own (see .ci/run); elsewhere it is skipped.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-os.environ.setdefault("CREWAI_DISABLE_TELEMETRY", "true")
-os.environ.setdefault("OTEL_SDK_DISABLED", "true")
 pytest.importorskip("crewai")
 
 from crewai import Agent, Crew, Task
@@ -82,6 +79,7 @@ def toolkit_tool(counter: Counter) -> BaseTool:
 def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FailureMemory]:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")  # .ci/run also sets it at start
     with FailureMemory(tmp_path / "memory.db", clock=FakeClock()) as opened:
         yield opened
 
