@@ -4,49 +4,58 @@ Wrap a tool with :func:`guarded_tool`; before each call scarguard checks what ha
 failed and refuses a call known to fail again, with a reason the LLM can act on; after each
 call it records the outcome and learns from repeated agent mistakes, never from
 infrastructure noise. :class:`PromptGuard` renders what it knows as a prompt block.
+
+Importing the package loads nothing else: each public name is imported from its module on
+first use (PEP 562), so a process that only needs :class:`FailureMemory` never loads the
+decorator's wrapt, and ``scarguard --help`` or a hook process starts fast.
 """
 
-from scarguard._version import __version__ as __version__
-from scarguard.adapters import MLTrainingAdapter, ToolCallAdapter
-from scarguard.errors import (
-    ConfigurationError,
-    ScarguardError,
-    ScarguardWarning,
-    SchemaVersionError,
-    StoreCorruptionWarning,
-    StoreError,
-    StoreFallbackWarning,
-    ToolBlocked,
-)
-from scarguard.guard import Attempt
-from scarguard.guard.decorator import GuardedTool, Retry, ToolStats, failure_when, guarded_tool
-from scarguard.memory import Classification, FailureMemory, default_memory, set_default_memory
-from scarguard.model import (
-    Blame,
-    Call,
-    Constraint,
-    ConstraintKind,
-    ConstraintParams,
-    Convergence,
-    ConvergenceStatus,
-    Decision,
-    Failure,
-    Level,
-    Outcome,
-    Pattern,
-    RecordResult,
-    Scope,
-    Violation,
-)
-from scarguard.naming.signatures import Signature, SignatureBank
-from scarguard.observe import LocalObserver, Observer
-from scarguard.policy import Policy
-from scarguard.prompt import GuardView, PromptGuard
-from scarguard.redact import Redactor
-from scarguard.refusals import ConstraintRefusals, RefusalStats
-from scarguard.stores import JSONStore, MemoryStore, Store, open_store
-from scarguard.stores.protocol import VerifyReport
-from scarguard.summary import MemoryStats
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from scarguard.adapters import MLTrainingAdapter, ToolCallAdapter
+    from scarguard.errors import (
+        ConfigurationError,
+        ScarguardError,
+        ScarguardWarning,
+        SchemaVersionError,
+        StoreCorruptionWarning,
+        StoreError,
+        StoreFallbackWarning,
+        ToolBlocked,
+    )
+    from scarguard.guard import Attempt
+    from scarguard.guard.decorator import GuardedTool, Retry, ToolStats, failure_when, guarded_tool
+    from scarguard.memory import Classification, FailureMemory, default_memory, set_default_memory
+    from scarguard.model import (
+        Blame,
+        Call,
+        Constraint,
+        ConstraintKind,
+        ConstraintParams,
+        Convergence,
+        ConvergenceStatus,
+        Decision,
+        Failure,
+        Level,
+        Outcome,
+        Pattern,
+        RecordResult,
+        Scope,
+        Violation,
+    )
+    from scarguard.naming.signatures import Signature, SignatureBank
+    from scarguard.observe import LocalObserver, Observer
+    from scarguard.policy import Policy
+    from scarguard.prompt import GuardView, PromptGuard
+    from scarguard.redact import Redactor
+    from scarguard.refusals import ConstraintRefusals, RefusalStats
+    from scarguard.stores import JSONStore, MemoryStore, Store, open_store
+    from scarguard.stores.protocol import VerifyReport
+    from scarguard.summary import MemoryStats
 
 __all__ = [
     "Attempt",
@@ -101,3 +110,73 @@ __all__ = [
     "open_store",
     "set_default_memory",
 ]
+
+__version__ = "0.1.0"
+
+_HOMES = {
+    "Attempt": "scarguard.guard",
+    "Blame": "scarguard.model",
+    "Call": "scarguard.model",
+    "Classification": "scarguard.memory",
+    "ConfigurationError": "scarguard.errors",
+    "Constraint": "scarguard.model",
+    "ConstraintKind": "scarguard.model",
+    "ConstraintParams": "scarguard.model",
+    "ConstraintRefusals": "scarguard.refusals",
+    "Convergence": "scarguard.model",
+    "ConvergenceStatus": "scarguard.model",
+    "Decision": "scarguard.model",
+    "Failure": "scarguard.model",
+    "FailureMemory": "scarguard.memory",
+    "GuardView": "scarguard.prompt",
+    "GuardedTool": "scarguard.guard.decorator",
+    "JSONStore": "scarguard.stores",
+    "Level": "scarguard.model",
+    "LocalObserver": "scarguard.observe",
+    "MLTrainingAdapter": "scarguard.adapters",
+    "MemoryStats": "scarguard.summary",
+    "MemoryStore": "scarguard.stores",
+    "Observer": "scarguard.observe",
+    "Outcome": "scarguard.model",
+    "Pattern": "scarguard.model",
+    "Policy": "scarguard.policy",
+    "PromptGuard": "scarguard.prompt",
+    "RecordResult": "scarguard.model",
+    "Redactor": "scarguard.redact",
+    "RefusalStats": "scarguard.refusals",
+    "Retry": "scarguard.guard.decorator",
+    "ScarguardError": "scarguard.errors",
+    "ScarguardWarning": "scarguard.errors",
+    "SchemaVersionError": "scarguard.errors",
+    "Scope": "scarguard.model",
+    "Signature": "scarguard.naming.signatures",
+    "SignatureBank": "scarguard.naming.signatures",
+    "Store": "scarguard.stores",
+    "StoreCorruptionWarning": "scarguard.errors",
+    "StoreError": "scarguard.errors",
+    "StoreFallbackWarning": "scarguard.errors",
+    "ToolBlocked": "scarguard.errors",
+    "ToolCallAdapter": "scarguard.adapters",
+    "ToolStats": "scarguard.guard.decorator",
+    "VerifyReport": "scarguard.stores.protocol",
+    "Violation": "scarguard.model",
+    "default_memory": "scarguard.memory",
+    "failure_when": "scarguard.guard.decorator",
+    "guarded_tool": "scarguard.guard.decorator",
+    "open_store": "scarguard.stores",
+    "set_default_memory": "scarguard.memory",
+}
+"""Where each public name lives."""
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'scarguard' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # the next access is a plain module attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -17,9 +17,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from scarguard.cli import agents, commands
-from scarguard.cli.commands import EXIT_BROKEN, EXIT_OK, EXIT_STORE, EXIT_USAGE
-from scarguard.cli.parser import build_parser
+from scarguard.cli import agents
+from scarguard.cli.parser import EXIT_BROKEN, EXIT_OK, EXIT_STORE, EXIT_USAGE, build_parser
 from scarguard.errors import ScarguardError
 
 __all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "build_parser", "main"]
@@ -44,6 +43,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    from scarguard.cli import commands  # the engine loads only for a command (--help is fast)
+
     try:
         handled = agents.run(args)
         return handled if handled is not None else commands.run(args)

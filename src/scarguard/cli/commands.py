@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from scarguard.cli.parser import EXIT_BROKEN, EXIT_OK, EXIT_STORE, EXIT_USAGE
 from scarguard.cli.rendering import (
     Style,
     ago,
@@ -41,10 +42,6 @@ from scarguard.tenancy import project_root
 
 __all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "CommandError", "run"]
 
-EXIT_OK = 0
-EXIT_BROKEN = 1
-EXIT_USAGE = 2
-EXIT_STORE = 3
 _KINDS = ", ".join(k.value for k in ConstraintKind)
 
 

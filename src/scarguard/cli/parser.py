@@ -6,6 +6,12 @@ import argparse
 
 from scarguard.cli import agents
 
+EXIT_OK = 0
+EXIT_BROKEN = 1
+EXIT_USAGE = 2
+EXIT_STORE = 3
+
+
 __all__ = ["build_parser"]
 
 _DESCRIPTION = """\

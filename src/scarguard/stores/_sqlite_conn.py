@@ -18,13 +18,15 @@ import os
 import sqlite3
 import threading
 import weakref
-
-import tenacity
+from typing import TYPE_CHECKING
 
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.stores._forkgate import writing
 from scarguard.stores._sqlite_schema import SCHEMA_VERSION, apply_migrations, user_version
+
+if TYPE_CHECKING:
+    import tenacity
 
 __all__ = ["Connections", "is_busy", "rollback"]
 
@@ -75,8 +77,9 @@ class Connections:
 
     retry_attempts = 3
     """How many times a busy ``BEGIN IMMEDIATE`` is tried before giving up."""
-    retry_wait: tenacity.wait.wait_base = tenacity.wait_random_exponential(multiplier=0.05, max=1)
-    """Jittered wait between busy retries (tests may set ``tenacity.wait_none()``)."""
+    retry_wait: tenacity.wait.wait_base | None = None
+    """Wait between busy retries (default: jittered exponential; tests may set
+    ``tenacity.wait_none()``). tenacity is imported only when a retry is needed."""
 
     def __init__(self, path: str, *, durable: bool, busy_timeout_ms: int) -> None:
         self.path = path
@@ -232,9 +235,12 @@ class Connections:
             self._retry_begin(conn)
 
     def _retry_begin(self, conn: sqlite3.Connection) -> None:
+        import tenacity
+
+        wait = self.retry_wait or tenacity.wait_random_exponential(multiplier=0.05, max=1)
         retrying = tenacity.Retrying(
             stop=tenacity.stop_after_attempt(self.retry_attempts),
-            wait=self.retry_wait,
+            wait=wait,
             retry=tenacity.retry_if_exception(is_busy),
             reraise=True,
         )

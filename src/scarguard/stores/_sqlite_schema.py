@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
-
-from sqlite_utils import Database
-from sqlite_utils.migrations import Migrations
+from typing import TYPE_CHECKING
 
 from scarguard.stores._sql import (
     CONSTRAINT_COLUMNS,
@@ -30,6 +28,10 @@ from scarguard.stores._sql import (
     failure_from,
 )
 
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+    from sqlite_utils.migrations import Migrations
+
 __all__ = [
     "BUMP",
     "BUMP_MANY_ROWS",
@@ -40,7 +42,6 @@ __all__ = [
     "INSERT_COLUMNS",
     "INSERT_FAILURE",
     "INSERT_RECEIPT",
-    "MIGRATIONS",
     "PUT_CONSTRAINT",
     "SCHEMA_VERSION",
     "SQL",
@@ -90,8 +91,6 @@ def bump_many_sql(rows: int) -> str:
     values = ", ".join(["(?, ?, ?, ?, ?)"] * rows)
     return BUMP.replace("VALUES (?, ?, ?, ?, ?)", f"VALUES {values}", 1)
 
-
-MIGRATIONS = Migrations("scarguard")
 
 _INITIAL = (
     """CREATE TABLE failures (
@@ -158,10 +157,19 @@ _INITIAL = (
 )
 
 
-@MIGRATIONS(name="0001_initial")
 def _initial(db: Database) -> None:
     for statement in _INITIAL:
         db.execute(statement)
+
+
+@functools.lru_cache(maxsize=1)
+def migrations() -> Migrations:
+    """Return the named migrations (sqlite-utils is imported only when a file needs them)."""
+    from sqlite_utils.migrations import Migrations
+
+    found = Migrations("scarguard")
+    found(name="0001_initial")(_initial)
+    return found
 
 
 def user_version(conn: sqlite3.Connection) -> int:
@@ -171,6 +179,8 @@ def user_version(conn: sqlite3.Connection) -> int:
 
 def apply_migrations(conn: sqlite3.Connection) -> None:
     """Apply pending migrations and stamp the version, inside the caller's transaction."""
+    from sqlite_utils import Database
+
     db = Database(conn, recursive_triggers=False, execute_plugins=False)
-    MIGRATIONS.apply(db)
+    migrations().apply(db)
     conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
