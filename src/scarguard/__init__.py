@@ -28,7 +28,14 @@ if TYPE_CHECKING:
         ToolBlocked,
     )
     from scarguard.guard import Attempt
-    from scarguard.guard.decorator import GuardedTool, Retry, ToolStats, failure_when, guarded_tool
+    from scarguard.guard.decorator import (
+        GuardedCallable,
+        GuardedTool,
+        Retry,
+        ToolStats,
+        failure_when,
+        guarded_tool,
+    )
     from scarguard.memory import Classification, FailureMemory, default_memory, set_default_memory
     from scarguard.model import (
         Blame,
@@ -73,6 +80,7 @@ __all__ = [
     "Failure",
     "FailureMemory",
     "GuardView",
+    "GuardedCallable",
     "GuardedTool",
     "JSONStore",
     "Level",
@@ -129,6 +137,7 @@ _HOMES = {
     "Failure": "scarguard.model",
     "FailureMemory": "scarguard.memory",
     "GuardView": "scarguard.prompt",
+    "GuardedCallable": "scarguard.guard.decorator",
     "GuardedTool": "scarguard.guard.decorator",
     "JSONStore": "scarguard.stores",
     "Level": "scarguard.model",

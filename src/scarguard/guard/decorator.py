@@ -25,8 +25,8 @@ import os
 import pickle
 import sys
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar, overload
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, overload
 
 import attrs
 import wrapt
@@ -47,6 +47,7 @@ __all__ = [
     "CONTEXT_PARAM_NAMES",
     "CONTEXT_TYPE_NAMES",
     "MEMORY_UNAVAILABLE",
+    "GuardedCallable",
     "GuardedTool",
     "Retry",
     "ToolStats",
@@ -55,6 +56,68 @@ __all__ = [
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
+T = TypeVar("T")
+R_co = TypeVar("R_co", covariant=True)
+
+
+class GuardedCallable(Protocol[P, R_co]):
+    """What ``@guarded_tool`` returns, as a type checker sees it.
+
+    The function's own parameters and return type (with ``on_block="return"`` the return
+    type also admits the refusal text, ``str``), plus the attributes the guard adds.
+    Methods keep their return type; their parameters are not checked through the
+    instance (``__get__``).
+    """
+
+    enabled: bool
+    """Whether the guard is on; when off, the tool is a pure pass-through."""
+    __name__: str
+    __qualname__: str
+    __wrapped__: Any
+
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R_co:
+        """Call the tool under guard."""
+        ...
+
+    def __get__(
+        self, instance: object, owner: type[Any] | None = None, /
+    ) -> GuardedCallable[..., R_co]: ...
+
+    @property
+    def stats(self) -> ToolStats:
+        """A snapshot of this tool's counters in this process."""
+        ...
+
+    @property
+    def last_decision(self) -> Decision | None:
+        """The latest decision for this tool in the current thread or task."""
+        ...
+
+    @property
+    def memory(self) -> FailureMemory:
+        """The memory this tool is checked against."""
+        ...
+
+    @property
+    def guard(self) -> ToolGuard:
+        """The engine object behind this tool."""
+        ...
+
+
+class _Decorator(Protocol):
+    def __call__(self, func: Callable[P, R], /) -> GuardedCallable[P, R]: ...
+
+
+class _ReturningDecorator(Protocol):
+    @overload
+    def __call__(
+        self, func: Callable[P, Coroutine[Any, Any, T]], /
+    ) -> GuardedCallable[P, Coroutine[Any, Any, T | str]]: ...
+
+    @overload
+    def __call__(self, func: Callable[P, T], /) -> GuardedCallable[P, T | str]: ...
 
 if TYPE_CHECKING:
     _FunctionWrapper = wrapt.FunctionWrapper[..., Any]
@@ -275,7 +338,7 @@ def _targets_option(value: object, binder: ArgBinder) -> Any:
 
 
 @overload
-def guarded_tool(memory: F, /) -> F: ...
+def guarded_tool(memory: Callable[P, R], /) -> GuardedCallable[P, R]: ...
 
 
 @overload
@@ -285,7 +348,7 @@ def guarded_tool(
     *,
     name: str | None = None,
     targets: Callable[[Mapping[str, Any]], Sequence[str]] | Sequence[str] | None = None,
-    on_block: str = "raise",
+    on_block: Literal["raise"] = "raise",
     failure_when: FailurePredicate | None = None,
     retry: Retry | int | object | None = None,
     fail_closed: bool = False,
@@ -295,7 +358,27 @@ def guarded_tool(
     provider: str | None = None,
     warnings: str | None = None,
     enforce: bool | None = None,
-) -> Callable[[F], F]: ...
+) -> _Decorator: ...
+
+
+@overload
+def guarded_tool(
+    memory: FailureMemory | None = None,
+    /,
+    *,
+    name: str | None = None,
+    targets: Callable[[Mapping[str, Any]], Sequence[str]] | Sequence[str] | None = None,
+    on_block: str,
+    failure_when: FailurePredicate | None = None,
+    retry: Retry | int | object | None = None,
+    fail_closed: bool = False,
+    enabled: bool = True,
+    ignore_args: Sequence[str] = (),
+    agent: str | None = None,
+    provider: str | None = None,
+    warnings: str | None = None,
+    enforce: bool | None = None,
+) -> _ReturningDecorator: ...
 
 
 def guarded_tool(
