@@ -30,6 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tenacity
 import wrapt
 from _common import machine, summary, write_result
+from _loop_cost import (
+    loop_block_postgres,
+    loop_block_sqlite,
+    postgres_available,
+    postgres_round_trips,
+)
 
 from scarguard import FailureMemory
 from scarguard.guard.decorator import guarded_tool
@@ -114,7 +120,14 @@ def guarded_cases(
         def run_query(x: int) -> int:
             return x
 
+        @guarded_tool(memory)
+        def read_file(path: str) -> str:
+            return path
+
         cases[label] = (run_query, False)
+        if label != "guarded_allowed_json":
+            constrained = label.replace("allowed", "constrained")
+            cases[constrained] = ((lambda i, f=read_file: f(f"present-{i % 50}.py")), False)
     return cases, memories
 
 
@@ -376,7 +389,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             f" lost {c['lost']}, integrity {c['integrity_check']}, chain valid {c['chain_valid']}"
         )
 
+        print("\nAsync: event-loop lag (ticker task) while guarded calls run:")
+        calls = 60 if quick else 400
+        result["loop_sqlite"] = loop_block_sqlite(folder, calls)
+        print(f"  SQLite, write lock held 2 s by another process: {result['loop_sqlite']}")
+        if postgres_available():
+            result["loop_postgres"] = loop_block_postgres(20 if quick else 60)
+            print(f"  PostgreSQL answering 50 ms late: {result['loop_postgres']}")
+            result["postgres_round_trips"] = postgres_round_trips(10 if quick else 40)
+            print(f"  PostgreSQL failure record round trips: {result['postgres_round_trips']}")
+
     result["budgets"] = budgets(cases, result["history"], result["contention"])
+    result["budgets"].update(loop_budgets(result))
     print("\nBudgets (DESIGN.md, Performance budget):")
     for name, b in result["budgets"].items():
         print(f"  {'met    ' if b['met'] else 'NOT MET'}  {name}: {b['measured']}")
@@ -392,31 +416,35 @@ def budgets(
     """Every budget of DESIGN.md as a ratio or a difference against its baseline."""
     p = {k: v["p50_us"] for k, v in cases.items()}
     out: dict[str, dict[str, Any]] = {}
+    bare_us = p["bare_call"]
     for store in ("sqlite", "json", "memory"):
         g = p[f"guarded_allowed_{store}"]
-        out[f"guarded_allowed_{store}_within_10us_of_bare"] = {
-            "measured": (
-                f"p50 {g:.2f} µs - bare {p['bare_call']:.2f} µs = {g - p['bare_call']:.2f} µs"
-            ),
-            "value": round(g - p["bare_call"], 3),
-            "met": g - p["bare_call"] <= 10.0,
+        out[f"guarded_allowed_clean_{store}_within_5us_of_bare"] = {
+            "measured": f"p50 {g:.2f} µs - bare {bare_us:.2f} µs = {g - bare_us:.2f} µs",
+            "value": round(g - bare_us, 3),
+            "met": g - bare_us <= 5.0,
         }
         ratio = p["tenacity_no_retry"] / g
-        out[f"guarded_allowed_{store}_3x_cheaper_than_tenacity"] = {
+        out[f"guarded_allowed_clean_{store}_2x_cheaper_than_tenacity"] = {
             "measured": (
                 f"tenacity {p['tenacity_no_retry']:.2f} µs / guarded {g:.2f} µs = {ratio:.2f}x"
             ),
             "value": round(ratio, 3),
-            "met": ratio >= 3.0,
+            "met": ratio >= 2.0,
         }
+        c = p.get(f"guarded_constrained_{store}")
+        if c is not None:
+            out[f"guarded_allowed_constrained_{store}_within_15us_of_bare"] = {
+                "measured": f"p50 {c:.2f} µs - bare {bare_us:.2f} µs = {c - bare_us:.2f} µs",
+                "value": round(c - bare_us, 3),
+                "met": c - bare_us <= 15.0,
+            }
     r = p["record_failure_default"]
-    out["record_failure_p50_le_150us"] = {
-        "measured": (
-            f"p50 {r:.1f} µs = {r / p['sqlite_insert_wal_normal']:.2f}x the raw WAL NORMAL"
-            f" insert ({p['sqlite_insert_wal_normal']:.1f} µs)"
-        ),
-        "value": r,
-        "met": r <= 150.0,
+    raw = p["sqlite_insert_wal_normal"]
+    out["record_failure_p50_le_15x_raw_wal_insert"] = {
+        "measured": f"p50 {r:.1f} µs = {r / raw:.2f}x the raw WAL NORMAL insert ({raw:.1f} µs)",
+        "value": round(r / raw, 3),
+        "met": r / raw <= 15.0,
     }
     d = p["record_failure_durable"]
     out["record_failure_durable_p50_le_1ms"] = {
@@ -428,10 +456,10 @@ def budgets(
         "met": d <= 1000.0,
     }
     s = cases["record_success"]["mean_us"]
-    out["record_success_amortised_le_15us"] = {
+    out["record_success_amortised_le_10us"] = {
         "measured": f"mean {s:.2f} µs (p50 {p['record_success']:.2f} µs, batched flush)",
         "value": s,
-        "met": s <= 15.0,
+        "met": s <= 10.0,
     }
     first, last = history[0], history[-1]
     for key in ("check_allowed", "record_failure"):
@@ -458,6 +486,35 @@ def budgets(
         and c["integrity_check"] == "ok"
         and bool(c["chain_valid"]),
     }
+    return out
+
+
+def loop_budgets(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The async and PostgreSQL budgets: loop lag p99 <= 1 ms; <= 3 round trips a failure."""
+    out: dict[str, dict[str, Any]] = {}
+    for key, label in (
+        ("loop_sqlite", "sqlite_write_lock_held"),
+        ("loop_postgres", "postgres_50ms_late"),
+    ):
+        found = result.get(key)
+        if found is None:
+            continue
+        lag = found["ticker_lag_p99_ms"]
+        out[f"async_loop_block_p99_le_1ms_{label}"] = {
+            "measured": (
+                f"ticker lag p99 {lag} ms (max {found['ticker_lag_max_ms']} ms)"
+                f" over {found['calls']} calls"
+            ),
+            "value": lag,
+            "met": lag <= 1.0,
+        }
+    trips = result.get("postgres_round_trips")
+    if trips is not None:
+        out["postgres_failure_record_le_3_round_trips"] = {
+            "measured": f"p50 {trips['p50']} round trips (max {trips['max']})",
+            "value": trips["p50"],
+            "met": trips["p50"] <= 3,
+        }
     return out
 
 
