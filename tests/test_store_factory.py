@@ -144,12 +144,14 @@ def test_a_tilde_path_opens_under_the_home_folder(
 
 
 def test_opening_a_sqlite_store_imports_nothing_new() -> None:
-    """The SQLite store is imported with scarguard, so no import is in flight at a fork."""
+    """Reaching FailureMemory loads the whole engine with the SQLite store, so opening a
+    store starts no scarguard import that a fork in another thread could catch in flight."""
     code = (
         "import sys, tempfile, os\n"
         "import scarguard\n"
+        "FailureMemory = scarguard.FailureMemory\n"
         "before = set(sys.modules)\n"
-        "scarguard.FailureMemory(os.path.join(tempfile.mkdtemp(), 'm.db')).close()\n"
+        "FailureMemory(os.path.join(tempfile.mkdtemp(), 'm.db')).close()\n"
         "print(sorted(m for m in set(sys.modules) - before if m.startswith('scarguard')))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
