@@ -149,3 +149,12 @@ def test_effects_world_invariants(effect: dict) -> None:
     floor = world["oracle"]["mean"]["wasted"]
     assert floor <= world["scarguard"]["mean"]["wasted"]
     assert floor < world["unguarded"]["mean"]["wasted"]
+
+
+def test_retention_bench_purges_and_keeps_the_chain_valid(tmp_path: Path) -> None:
+    """The retention bench deletes the old half, verifies the chain, and VACUUM shrinks the file."""
+    result = run_bench("retention", tmp_path / "retention.json")
+    filled, purged, vacuumed = result["stages"]
+    assert result["deleted_failures"] == filled["failures"] - purged["failures"] > 0
+    assert purged["receipts"] < filled["receipts"] and result["chain_valid_after_purge"]
+    assert vacuumed["bytes"] < filled["bytes"]

@@ -14,6 +14,7 @@ import pytest
 
 from scarguard.model import Scope
 from scarguard.receipts import (
+    COMPACT,
     GENESIS,
     KEY_ENV,
     load_checkpoint,
@@ -369,3 +370,51 @@ def test_cli_verify_on_a_full_disk_exits_3_with_one_line(
     assert main(["verify", "--path", str(path)]) == EXIT_STORE
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "No space left on device" in err
+
+
+def compacted(receipts: list, first: int, key: str | None = None) -> list:  # type: ignore[type-arg]
+    """Drop the receipts before ``first`` and seal the compact receipt that names it."""
+    kept = [r for r in receipts if r.seq >= first]
+    head = receipts[-1]
+    payload = {"first_seq": first, "first_prev": kept[0].prev, "deleted": first - 1}
+    return [*kept, seal(head.seq + 1, head.hash, COMPACT, 99.0, payload, key)]
+
+
+def test_a_compacted_chain_verifies_from_its_first_receipt() -> None:
+    """Receipts 1-3 gone behind a compact receipt: valid, start 4, last 7."""
+    report = verify_chain(compacted(chain(6), 4))
+    assert report.valid and report.start == 4 and report.count == 4 and report.last_seq == 7
+
+
+def test_old_receipts_deleted_without_a_compact_receipt_are_detected() -> None:
+    """Cutting the oldest receipts by hand breaks the chain at receipt 1."""
+    report = verify_chain(chain(6)[3:])
+    assert not report.valid and report.first_broken == 1
+    assert "no compaction receipt" in report.reason
+
+
+def test_deleting_more_than_the_compaction_named_is_detected() -> None:
+    """A compact receipt that names receipt 3 does not cover a chain starting at 5."""
+    receipts = compacted(chain(6), 3)
+    report = verify_chain([r for r in receipts if r.seq >= 5])
+    assert not report.valid and "receipts 1 to 4 are missing" in report.reason
+
+
+def test_a_forged_compact_receipt_fails_without_the_key() -> None:
+    """With a key, a compact receipt sealed without it is an altered receipt."""
+    receipts = compacted(chain(6, key="k"), 4, key=None)
+    report = verify_chain(receipts, key="k")
+    assert not report.valid and report.first_broken == 7 and "altered" in report.reason
+
+
+def test_a_checkpoint_before_the_start_is_accepted_one_after_the_end_is_not() -> None:
+    """A checkpoint of a compacted receipt passes; one past the head still means truncation."""
+    original = chain(6)
+    receipts = compacted(original, 4)
+    assert verify_chain(receipts, checkpoint=(2, original[1].hash)).valid
+    assert verify_chain(receipts, checkpoint=(7, receipts[-1].hash)).valid
+    receipts.append(seal(8, receipts[-1].hash, "failure", 100.0, {}))
+    late = verify_chain(receipts[:-1], checkpoint=(8, receipts[-1].hash))
+    assert not late.valid and "truncated" in late.reason
+    cut = verify_chain(receipts[:-2], checkpoint=(2, original[1].hash))
+    assert not cut.valid and "no compaction receipt" in cut.reason  # the compact one cut too

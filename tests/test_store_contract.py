@@ -493,6 +493,49 @@ def test_a_format_1_export_still_imports(store: Store, store_factory: Callable[.
     assert list(other.export(SCOPE)) == records
 
 
+def test_purge_failures_deletes_only_the_tenants_old_failures(store: Store) -> None:
+    """Failures before the time go; newer ones, other tenants, counters and rules stay."""
+    with store.transaction(SCOPE) as tx:
+        for i in range(5):
+            tx.add_failure(failure(i))  # at 1000.0 + i
+        tx.bump("sig:x", 1000.0, by=5)
+        tx.put_constraint(constraint("k1"))
+    with store.transaction(OTHER) as tx:
+        tx.add_failure(failure(0))
+    generation = store.generation()
+    assert store.purge_failures(SCOPE, 1003.0) == 3
+    assert store.generation() != generation
+    assert [f.at for f in store.failures(SCOPE)] == [1004.0, 1003.0]
+    assert len(store.failures(OTHER)) == 1
+    assert counts(store) == {"sig:x": 5} and store.load_constraints(SCOPE)
+    assert store.purge_failures(SCOPE, 1003.0) == 0
+    with store.transaction(SCOPE) as tx:  # ids keep increasing after a purge
+        assert tx.add_failure(failure(9)).id > max(f.id or 0 for f in store.failures(OTHER))
+
+
+def test_compact_receipts_keeps_the_chain_verifiable(store: Store) -> None:
+    """Receipts before the time go behind a compact receipt; the chain verifies and grows."""
+    for i in range(6):
+        with store.transaction(SCOPE) as tx:
+            tx.receipt("failure", {"i": i}, 10.0 + i)
+    assert store.verify().valid  # and a checkpoint where the store keeps one
+    assert store.compact_receipts(SCOPE, 13.0, 20.0) == 3
+    report = store.verify()
+    assert report.valid and report.start == 4 and report.last_seq == 7, report
+    with store.transaction(OTHER) as tx:
+        tx.receipt("failure", {"i": 6}, 21.0)
+    assert store.compact_receipts(SCOPE, 13.0, 22.0) == 0  # nothing older left
+    assert store.compact_receipts(SCOPE, 30.0, 31.0) == 4  # all but the newest
+    report = store.verify()
+    assert report.valid and report.start == 8 and report.count == 2, report
+
+
+def test_compact_receipts_without_receipts_is_a_no_op(store_factory: Callable[..., Store]) -> None:
+    """A store keeping no receipts compacts nothing and stays valid."""
+    quiet = store_factory("sqlite", receipts=False)
+    assert quiet.compact_receipts(SCOPE, 1e12, 1e12) == 0 and quiet.verify().valid
+
+
 def test_receipts_verify_with_the_right_count(store: Store) -> None:
     """Receipts appended in transactions form a chain that verifies with its length."""
     for i in range(3):

@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         failure_when,
         guarded_tool,
     )
+    from scarguard.maintenance import PurgeReport
     from scarguard.memory import Classification, FailureMemory, default_memory, set_default_memory
     from scarguard.model import (
         Blame,
@@ -93,6 +94,7 @@ __all__ = [
     "Pattern",
     "Policy",
     "PromptGuard",
+    "PurgeReport",
     "RecordResult",
     "Redactor",
     "RefusalStats",
@@ -149,6 +151,7 @@ _HOMES = {
     "Outcome": "scarguard.model",
     "Pattern": "scarguard.model",
     "Policy": "scarguard.policy",
+    "PurgeReport": "scarguard.maintenance",
     "PromptGuard": "scarguard.prompt",
     "RecordResult": "scarguard.model",
     "Redactor": "scarguard.redact",

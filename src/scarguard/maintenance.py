@@ -12,20 +12,43 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from scarguard.errors import ConfigurationError
+import attrs
+
+from scarguard._warnings import warn
+from scarguard.errors import ConfigurationError, ScarguardError, ScarguardWarning
 from scarguard.learning.lifting import remove_with_counters
-from scarguard.model import Constraint, ConstraintKind, Scope
+from scarguard.model import Constraint, ConstraintKind, Failure, Scope
+from scarguard.policy import Policy
 from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store, VerifyReport
 from scarguard.telemetry import log_constraints
 
-__all__ = ["MaintenanceMixin"]
+__all__ = ["MaintenanceMixin", "PurgeReport"]
+
+
+@attrs.frozen
+class PurgeReport:
+    """What :meth:`~scarguard.FailureMemory.purge` deleted.
+
+    Attributes:
+        failures: Failures of the tenant deleted.
+        receipts: Receipts deleted (the chain's, all tenants'; one ``compact`` receipt
+            replaces them).
+        failures_before: The time failures were deleted before (``None``: kept).
+        receipts_before: The time receipts were deleted before (``None``: kept).
+    """
+
+    failures: int
+    receipts: int
+    failures_before: float | None = None
+    receipts_before: float | None = None
 
 
 class MaintenanceMixin:
     """Lifting, clearing, auditing and moving a memory's records."""
 
     store: Store
+    policy: Policy
     scope: Scope
     clock: Callable[[], float]
     redactor: Redactor
@@ -118,6 +141,63 @@ class MaintenanceMixin:
         with self._lock:
             self._forget_pending()
             self.store.wipe()
+
+    def purge(
+        self, older_than: float | None = None, *, receipts: bool | None = None
+    ) -> PurgeReport:
+        """Delete old failures of this tenant and compact old receipts of the store.
+
+        Args:
+            older_than: Age in seconds; default: the policy's ``failure_retention`` for
+                failures and ``receipt_retention`` for receipts (``None`` there: keep).
+            receipts: Whether to compact receipts too (default: when ``older_than`` is
+                given, or the policy sets ``receipt_retention``).
+
+        Returns:
+            What was deleted, and before which time.
+
+        Raises:
+            ConfigurationError: ``older_than`` is not a positive number.
+        """
+        if older_than is not None and (
+            isinstance(older_than, bool)
+            or not isinstance(older_than, (int, float))
+            or not older_than > 0
+        ):
+            raise ConfigurationError(f"older_than must be a positive number, not {older_than!r}")
+        fail_age = older_than if older_than is not None else self.policy.failure_retention
+        receipt_age = older_than if older_than is not None else self.policy.receipt_retention
+        if receipts is False:
+            receipt_age = None
+        self.flush()
+        with self._lock:
+            now = self.clock()
+            failures = 0
+            if fail_age is not None:
+                failures = self.store.purge_failures(self.scope, now - fail_age)
+                if failures:
+                    self._recent.clear()
+                    with self.store.transaction(self.scope) as tx:
+                        payload = {"failures": failures, "before": now - fail_age}
+                        tx.receipt("purge", payload, now)
+            compacted = 0
+            if receipt_age is not None:
+                compacted = self.store.compact_receipts(self.scope, now - receipt_age, now)
+        return PurgeReport(
+            failures=failures,
+            receipts=compacted,
+            failures_before=None if fail_age is None else now - fail_age,
+            receipts_before=None if receipt_age is None else now - receipt_age,
+        )
+
+    def _apply_retention(self) -> None:
+        """Purge by the policy when the memory opens; a failure to purge only warns."""
+        if self.policy.failure_retention is None and self.policy.receipt_retention is None:
+            return
+        try:
+            self.purge()
+        except ScarguardError as exc:
+            warn(f"scarguard could not apply retention: {exc}", ScarguardWarning)
 
     def verify(self) -> VerifyReport:
         """Check the receipt chain; report the first broken receipt, if any."""

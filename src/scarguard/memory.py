@@ -198,6 +198,7 @@ class FailureMemory(MaintenanceMixin):
         self._shadow: dict[str, tuple[Constraint, ...]] = {}
         _MEMORIES.add(self)
         atexit.register(_flush_at_exit, weakref.ref(self))
+        self._apply_retention()
 
     def __repr__(self) -> str:
         s = self.scope

@@ -54,6 +54,15 @@ def _non_negative(instance: Policy, attribute: attrs.Attribute[float], value: fl
         raise ConfigurationError(f"Policy.{attribute.name} must be a number >= 0, got {value!r}")
 
 
+def _retention(instance: Policy, attribute: attrs.Attribute[float | None], value: object) -> None:
+    if value is not None and (
+        isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0
+    ):
+        raise ConfigurationError(
+            f"Policy.{attribute.name} must be a positive number of seconds or None, got {value!r}"
+        )
+
+
 @attrs.frozen(kw_only=True)
 class Policy:
     """Every threshold of the learning rules.
@@ -103,6 +112,11 @@ class Policy:
             a test run that failed before an edit is a new experiment after it. Deterministic
             failures go stale only when the change touches a file the command names or a build
             manifest.
+        failure_retention: Seconds a failure is kept (``None``: forever, the default). Older
+            failures are deleted when a memory opens and by ``purge()``; counters and
+            constraints, the learned evidence, stay.
+        receipt_retention: Seconds a receipt is kept (``None``: forever). Older receipts are
+            compacted behind a ``compact`` receipt, so the chain still verifies.
     """
 
     corroboration: int = attrs.field(default=2, validator=_positive_int)
@@ -136,6 +150,8 @@ class Policy:
     stale_after_change: frozenset[str] = attrs.field(
         default=frozenset({"shell_exec"}), converter=frozenset
     )
+    failure_retention: float | None = attrs.field(default=None, validator=_retention)
+    receipt_retention: float | None = attrs.field(default=None, validator=_retention)
 
     def __attrs_post_init__(self) -> None:
         if self.direction not in ("minimize", "maximize"):

@@ -7,6 +7,12 @@ receipt breaks a link; a cut-off tail or a rolled-back store is caught by compar
 checkpoint of the head kept beside the store. With a secret key (``SCARGUARD_RECEIPT_KEY``)
 the hashes are HMACs and the checkpoint carries one too, so forging a chain, or cutting it
 and rewriting the checkpoint to match, needs the key.
+
+Retention compacts the chain: the receipts before some sequence number ``F`` are deleted and
+a ``compact`` receipt is appended naming ``F`` and the hash the receipt ``F`` links to. The
+chain then verifies from ``F``: a chain that does not start at 1 is valid only when its
+latest ``compact`` receipt names exactly where it starts, so deleting old receipts by any
+other means is still detected (and, with a key, cannot be covered up).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from typing import Any
 import attrs
 
 __all__ = [
+    "COMPACT",
     "GENESIS",
     "KEY_ENV",
     "Receipt",
@@ -40,6 +47,8 @@ __all__ = [
 GENESIS = "0" * 64
 """The ``prev`` of the first receipt."""
 KEY_ENV = "SCARGUARD_RECEIPT_KEY"
+COMPACT = "compact"
+"""The type of the receipt appended when older receipts are deleted by retention."""
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
@@ -87,6 +96,8 @@ class VerifyReport:
         reason: What is wrong, in one sentence; when valid, empty, or why the checkpoint of
             the head could not be saved (the chain itself checked out).
         head: Hash of the last receipt checked.
+        start: Sequence number of the first receipt kept (above 1 once retention compacted
+            the chain; the receipts before it were deleted, as a ``compact`` receipt attests).
     """
 
     valid: bool
@@ -94,6 +105,12 @@ class VerifyReport:
     first_broken: int | None = None
     reason: str = ""
     head: str | None = None
+    start: int = 1
+
+    @property
+    def last_seq(self) -> int:
+        """Sequence number of the last receipt checked (``start - 1`` when none was)."""
+        return self.start + self.count - 1
 
 
 @attrs.frozen
@@ -180,8 +197,14 @@ def verify_chain(
     prev = GENESIS
     count = 0
     expected_seq = 1
+    start = 1
+    first_prev = GENESIS
     seen: dict[int, str] = {}
+    compacted: Any = None  # the payload of the latest compact receipt
     for receipt in receipts:
+        if count == 0 and receipt.seq > 1:  # compacted: starts past 1, linked to what went
+            start = expected_seq = receipt.seq
+            prev = first_prev = receipt.prev
         if receipt.seq != expected_seq:
             reason = (
                 f"receipt {expected_seq} is missing (found {receipt.seq} next)"
@@ -195,25 +218,40 @@ def verify_chain(
         if not hmac.compare_digest(receipt.hash, receipt.expected_hash(key)):
             reason = f"receipt {receipt.seq} was altered (hash mismatch)"
             return VerifyReport(False, count, receipt.seq, reason, prev)
+        if receipt.type == COMPACT:
+            with contextlib.suppress(ValueError):
+                compacted = json.loads(receipt.payload)
         seen[receipt.seq] = receipt.hash
         prev = receipt.hash
         count += 1
         expected_seq += 1
+    last = start + count - 1
+    if start > 1 and not (
+        isinstance(compacted, dict)
+        and compacted.get("first_seq") == start
+        and compacted.get("first_prev") == first_prev
+    ):
+        reason = (
+            f"receipts 1 to {start - 1} are missing and no compaction receipt accounts for"
+            " them"
+        )
+        return VerifyReport(False, count, 1, reason, prev, start)
     if checkpoint is not None:
         seq, head = checkpoint
-        if seq > count:
+        if seq > last:
             return VerifyReport(
                 False,
                 count,
-                count + 1,
-                f"chain ends at {count} but a checkpoint saw {seq}: truncated or rolled back",
+                last + 1,
+                f"chain ends at {last} but a checkpoint saw {seq}: truncated or rolled back",
                 prev,
+                start,
             )
-        if seen.get(seq) != head:
+        if seq >= start and seen.get(seq) != head:
             return VerifyReport(
-                False, count, seq, f"receipt {seq} differs from the checkpoint", prev
+                False, count, seq, f"receipt {seq} differs from the checkpoint", prev, start
             )
-    return VerifyReport(True, count, None, "", prev if count else None)
+    return VerifyReport(True, count, None, "", prev if count else None, start)
 
 
 def checkpoint_mac(seq: int, head: str, key: bytes | str | None = None) -> str | None:

@@ -348,11 +348,16 @@ def cmd_verify(args: argparse.Namespace) -> int:
         if args.json:
             _emit({"valid": report.valid, "count": report.count, "head": report.head,
                    "first_broken": report.first_broken, "reason": report.reason,
-                   "covers": VERIFY_COVERS, "not_covered": VERIFY_NOT_COVERED})  # fmt: skip
+                   "covers": VERIFY_COVERS, "not_covered": VERIFY_NOT_COVERED,
+                   "start": report.start})  # fmt: skip
         elif report.valid:
             head = f", head {report.head[:12]}" if report.head else ""
             noun = "receipt" if report.count == 1 else "receipts"
-            print(f"receipt chain intact: {report.count} {noun}{head}")
+            start = ""
+            if report.start > 1:
+                start = f" from receipt {report.start} (older ones compacted)"
+            text = f"receipt chain intact: {report.count} {noun}{start}{head}"
+            print(textwrap.fill(text, 79, subsequent_indent="  "))
             if report.reason:  # the checkpoint could not be saved
                 print(f"note: {report.reason}")
             for label, text in (("covers", VERIFY_COVERS), ("not covered", VERIFY_NOT_COVERED)):
@@ -567,7 +572,14 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "export": cmd_export,
     "import": cmd_import,
     "stats": cmd_stats,
+    "purge": lambda args: _purge(args),
 }
+
+
+def _purge(args: argparse.Namespace) -> int:
+    from scarguard.cli.purge import cmd_purge
+
+    return cmd_purge(args)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -73,6 +73,12 @@ examples:
   scarguard stats                        calls refused, counts per tool, kind, blame
   scarguard stats --price-per-call 0.02  and what the refused calls would have cost
   scarguard stats --json""",
+    "purge": """\
+examples:
+  scarguard purge --older-than 30d       failures and receipts older than 30 days (asks)
+  scarguard purge --older-than 2w --yes  the same without asking (cron)
+  scarguard purge --older-than 90d --keep-receipts
+  scarguard purge --older-than 30d -w demo -p webapp --json""",
 }
 
 
@@ -149,6 +155,15 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("file", nargs="?", default="-", help="JSON lines file (default: stdin)")
     load.add_argument("--create", action="store_true", help="create the store if it is missing")
 
+    purge = command("purge", "delete old failures and compact old receipts (retention)")
+    purge.add_argument(
+        "--older-than", required=True, type=_age, metavar="AGE", help="30d, 12h, 2w, 90m..."
+    )
+    purge.add_argument(
+        "--keep-receipts", action="store_true", help="delete failures only, keep every receipt"
+    )
+    purge.add_argument("-y", "--yes", action="store_true", help="do not ask for confirmation")
+
     stats = command("stats", "calls refused (saved), counts per tool, failure kind and blame")
     stats.add_argument(
         "--price-per-call",
@@ -159,6 +174,15 @@ def build_parser() -> argparse.ArgumentParser:
     stats.add_argument("--days", type=_positive, default=14, help="days in the series (14)")
     agents.add_commands(sub)
     return parser
+
+
+def _age(text: str) -> float:
+    from scarguard.cli.rendering import parse_duration
+
+    try:
+        return parse_duration(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _positive(text: str) -> int:

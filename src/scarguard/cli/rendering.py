@@ -20,6 +20,7 @@ __all__ = [
     "ago",
     "args_text",
     "blame_word",
+    "parse_duration",
     "parse_since",
     "plural",
     "size_text",
@@ -201,6 +202,19 @@ def blame_word(blame: str) -> str:
 def plural(count: int, noun: str, many: str | None = None) -> str:
     """Return ``1 constraint``, ``2 constraints`` (``many`` for irregular plurals)."""
     return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
+def parse_duration(text: str) -> float:
+    """Return the seconds ``text`` names: ``90m``, ``12h``, ``30d``, ``2w`` (more than zero).
+
+    Raises:
+        ValueError: ``text`` is not such a duration.
+    """
+    match = _DURATION.match(text)
+    seconds = float(match.group(1)) * _UNITS[match.group(2).lower()] if match else 0.0
+    if not seconds > 0:
+        raise ValueError(f"expected a duration such as 90m, 12h, 30d or 2w, got {text!r}")
+    return seconds
 
 
 def parse_since(text: str, now: float) -> float:

@@ -14,12 +14,13 @@ locks (``BEGIN IMMEDIATE`` vs advisory locks), how the generation is tracked
 from __future__ import annotations
 
 import abc
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any, ClassVar, Protocol, TypeVar
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeVar
 
 import attrs
 
 from scarguard.model import Constraint, Failure, Scope
+from scarguard.receipts import COMPACT
 from scarguard.stores._files import prefix_end
 from scarguard.stores.protocol import CounterValue
 from scarguard.stores.records import export_records
@@ -175,6 +176,11 @@ class SQLTransaction:
     _tenant: tuple[str, str]
     changed: bool
 
+    if TYPE_CHECKING:
+
+        def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+            """Append a receipt (each store's own statement)."""
+
     def count(self, key: str) -> int:
         row = self._conn.execute(self._sql.count, (*self._tenant, key)).fetchone()
         return int(row[0]) if row else 0
@@ -201,6 +207,34 @@ class SQLTransaction:
 
     def constraints(self) -> list[Constraint]:
         return load_constraints(self._conn, self._sql, self._tenant)
+
+    def purge_failures(self, before: float) -> int:
+        """Delete the tenant's failures recorded before ``before``; return how many."""
+        sql = f"DELETE FROM failures WHERE {self._sql.tenant} AND at < {self._sql.mark}"
+        deleted = int(self._conn.execute(sql, (*self._tenant, before)).rowcount)
+        self.changed = self.changed or deleted > 0
+        return deleted
+
+    def compact_receipts(self, before: float, at: float) -> int:
+        """Delete receipts sealed before ``before`` but the newest; seal a ``compact`` one."""
+        mark = self._sql.mark
+        head = self._conn.execute("SELECT max(seq) FROM receipts").fetchone()
+        if not head or head[0] is None:
+            return 0
+        row = self._conn.execute(
+            f"SELECT min(seq) FROM receipts WHERE at_ms >= {mark}", (round(before * 1000),)
+        ).fetchone()
+        first = min(int(row[0]) if row and row[0] is not None else int(head[0]), int(head[0]))
+        found = self._conn.execute(
+            f"SELECT prev FROM receipts WHERE seq = {mark}", (first,)
+        ).fetchone()
+        deleted = int(
+            self._conn.execute(f"DELETE FROM receipts WHERE seq < {mark}", (first,)).rowcount
+        )
+        if deleted:
+            payload = {"first_seq": first, "first_prev": str(found[0]), "deleted": deleted}
+            self.receipt(COMPACT, payload, at)
+        return deleted
 
 
 class SQLReads(abc.ABC):

@@ -46,6 +46,7 @@ from scarguard.receipts import (
     save_checkpoint,
     verify_chain,
 )
+from scarguard.stores import _json_retention as retention
 from scarguard.stores import _json_state as js
 from scarguard.stores._files import ShortFile, append_committed, atomic_write
 from scarguard.stores._json_tx import JSONTransaction
@@ -494,21 +495,57 @@ class JSONStore:
         damage = [*state.damage, *self._missing(state)]
         if report.valid and damage:
             reason = "; ".join(damage) + " (acknowledge with JSONStore.acknowledge_damage())"
-            return VerifyReport(False, report.count, None, reason, report.head)
-        if report.valid and (report.count, report.head) != (state.receipt_seq, state.receipt_head):
-            reason = f"chain ends at {report.count} but the store's head is {state.receipt_seq}"
+            return VerifyReport(False, report.count, None, reason, report.head, report.start)
+        last = report.last_seq
+        if report.valid and (last, report.head) != (state.receipt_seq, state.receipt_head):
+            reason = f"chain ends at {last} but the store's head is {state.receipt_seq}"
             return VerifyReport(
-                False, report.count, min(report.count, state.receipt_seq) + 1, reason, report.head
-            )
-        if report.valid and report.head is not None and (saved is None or saved[0] <= report.count):
-            unsaved = save_checkpoint(self.checkpoint_path, report.count, report.head, self._key)
+                False, report.count, min(last, state.receipt_seq) + 1, reason, report.head,
+                report.start,
+            )  # fmt: skip
+        if report.valid and report.head is not None and (saved is None or saved[0] <= last):
+            unsaved = save_checkpoint(self.checkpoint_path, last, report.head, self._key)
             if unsaved:
-                report = VerifyReport(True, report.count, None, unsaved, report.head)
+                report = VerifyReport(True, report.count, None, unsaved, report.head, report.start)
         return report
 
     def checkpoint(self) -> VerifyReport:
         """Verify the chain and record its head beside the store; return the report."""
         return self.verify()
+
+    def _rewrite(self, path: str, body: bytes) -> None:
+        try:
+            atomic_write(path, body)
+        except OSError as exc:
+            raise self._error(f"cannot rewrite {path}", exc) from exc
+
+    def purge_failures(self, scope: Scope, before: float) -> int:
+        """Rewrite the failures journal without the tenant's failures before ``before``."""
+        with self._locked(exclusive=True) as state:
+            data = self._read_journal(self.failures_path)[: state.failures_bytes]
+            tenant = (scope.workspace, scope.project)
+            body, dropped = retention.purge_failures(data, tenant, before, state.next_id)
+            if dropped:
+                self._rewrite(self.failures_path, body)
+                epoch = max(state.epoch + 1, int(self._clock() * 1000))
+                self._write_state(state.evolve(failures_bytes=len(body), epoch=epoch))
+            return dropped
+
+    def compact_receipts(self, scope: Scope, before: float, at: float) -> int:
+        """Rewrite the receipts journal from the first receipt sealed at ``before`` or later."""
+        if not self.receipts:
+            return 0
+        with self._locked(exclusive=True) as state:
+            data = self._read_journal(self.receipts_path)[: state.receipts_bytes]
+            done = retention.compact_receipts(data, before, at, self._key)
+            if done is None:
+                return 0
+            body, head, dropped = done
+            self._rewrite(self.receipts_path, body)
+            self._write_state(
+                state.evolve(receipts_bytes=len(body), receipt_seq=head.seq, receipt_head=head.hash)
+            )
+            return dropped
 
     def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
         """Yield the tenant's records in the shared export format."""

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import GENESIS, Receipt, seal, verify_chain
+from scarguard.receipts import COMPACT, GENESIS, Receipt, seal, verify_chain
 from scarguard.stores.protocol import CounterValue, VerifyReport, failure_identity
 
 __all__ = ["MemoryStore"]
@@ -148,8 +148,8 @@ class _MemoryTransaction:
         if not self._store.receipts:
             return
         chain = self._store._chain
-        prev = chain[-1].hash if chain else GENESIS
-        chain.append(seal(len(chain) + 1, prev, type, at, payload, self._store._key))
+        seq, prev = (chain[-1].seq + 1, chain[-1].hash) if chain else (1, GENESIS)
+        chain.append(seal(seq, prev, type, at, payload, self._store._key))
         self._undo.append(lambda: _drop_last(chain))
         self.changed = True
 
@@ -246,6 +246,35 @@ class MemoryStore:
             self._tenants.clear()
             self._chain.clear()
             self._generation += 1
+
+    def purge_failures(self, scope: Scope, before: float) -> int:
+        """Delete the tenant's failures recorded before ``before``."""
+        with self._lock:
+            data = self._tenants.get((scope.workspace, scope.project))
+            if data is None:
+                return 0
+            kept = [f for f in data.failures if f.at >= before]
+            deleted = len(data.failures) - len(kept)
+            if deleted:
+                data.failures[:] = kept
+                self._generation += 1
+            return deleted
+
+    def compact_receipts(self, scope: Scope, before: float, at: float) -> int:
+        """Delete receipts sealed before ``before`` but the newest; seal a ``compact`` one."""
+        with self._lock:
+            chain = self._chain
+            limit = round(before * 1000)
+            cut = next((i for i, r in enumerate(chain) if r.at_ms >= limit), len(chain))
+            cut = min(cut, len(chain) - 1)
+            if not self.receipts or cut <= 0:
+                return 0
+            first = chain[cut]
+            del chain[:cut]
+            payload = {"first_seq": first.seq, "first_prev": first.prev, "deleted": cut}
+            with self.transaction(scope) as tx:
+                tx.receipt(COMPACT, payload, at)
+            return cut
 
     def verify(self) -> VerifyReport:
         """Check the receipt chain."""

@@ -370,10 +370,26 @@ class PostgresStore(SQLReads):
         report = self._read(read, snapshot=True)
         if report.valid and report.head is not None:
             try:
-                self._save_checkpoint(report.count, report.head)
+                self._save_checkpoint(report.last_seq, report.head)
             except StoreError as exc:  # the chain was checked: only the next check is weaker
-                report = VerifyReport(True, report.count, None, str(exc), report.head)
+                report = VerifyReport(True, report.count, None, str(exc), report.head, report.start)
         return report
+
+    def purge_failures(self, scope: Scope, before: float) -> int:
+        """Delete the tenant's failures recorded before ``before`` (one transaction)."""
+        with self.transaction(scope) as tx:
+            return tx.purge_failures(before)
+
+    def compact_receipts(self, scope: Scope, before: float, at: float) -> int:
+        """Delete receipts sealed before ``before`` behind a ``compact`` receipt.
+
+        The chain's head row is locked first, so compactions (and appends) take turns.
+        """
+        if not self.receipts:
+            return 0
+        with self.transaction(scope) as tx:
+            tx._conn.execute("SELECT seq FROM receipt_head FOR UPDATE")
+            return tx.compact_receipts(before, at)
 
     def _save_checkpoint(self, seq: int, head: str) -> None:
         """Record ``(seq, head)`` unless a later one is saved or the chain changed meanwhile.

@@ -200,6 +200,23 @@ class Store(Protocol):
         """Check the receipt chain (the whole store's, all tenants)."""
         ...
 
+    def purge_failures(self, scope: Scope, before: float) -> int:
+        """Delete the tenant's failures recorded before ``before``; return how many.
+
+        Counters and constraints stay: they are the learned evidence, one row per key.
+        """
+        ...
+
+    def compact_receipts(self, scope: Scope, before: float, at: float) -> int:
+        """Delete the receipts sealed before ``before``, keeping the chain verifiable.
+
+        The newest receipt always stays; when any is deleted, a ``compact`` receipt sealed
+        at ``at`` names the first one kept and the hash it links to (see
+        :mod:`scarguard.receipts`), in one transaction on ``scope``. Returns how many were
+        deleted (0 when receipts are off).
+        """
+        ...
+
     def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
         """Yield the tenant's records (failures, counters, constraints) as JSON-safe dicts."""
         ...

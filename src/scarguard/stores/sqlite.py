@@ -308,8 +308,9 @@ class SQLiteStore(SQLReads):
             return verify_chain(chain, key=self._key, checkpoint=saved)
 
         report = self._read(read, snapshot=True)
-        if report.valid and report.head is not None and (saved is None or saved[0] <= report.count):
-            unsaved = save_checkpoint(self.checkpoint_path, report.count, report.head, self._key)
+        last = report.last_seq
+        if report.valid and report.head is not None and (saved is None or saved[0] <= last):
+            unsaved = save_checkpoint(self.checkpoint_path, last, report.head, self._key)
             if unsaved:
                 report = attrs.evolve(report, reason=unsaved)
         return report
@@ -317,6 +318,18 @@ class SQLiteStore(SQLReads):
     def checkpoint(self) -> VerifyReport:
         """Verify the chain and record its head beside the store; return the report."""
         return self.verify()
+
+    def purge_failures(self, scope: Scope, before: float) -> int:
+        """Delete the tenant's failures recorded before ``before`` (one transaction)."""
+        with self.transaction(scope) as tx:
+            return tx.purge_failures(before)
+
+    def compact_receipts(self, scope: Scope, before: float, at: float) -> int:
+        """Delete receipts sealed before ``before`` behind a ``compact`` receipt."""
+        if not self.receipts:
+            return 0
+        with self.transaction(scope) as tx:
+            return tx.compact_receipts(before, at)
 
     def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
         """Add exported records to the tenant in one transaction (all or nothing)."""
