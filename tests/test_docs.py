@@ -99,3 +99,32 @@ def test_api_reference_names_every_public_name() -> None:
 def test_readme_mentions_the_demo() -> None:
     """The README tells a newcomer to run the demo."""
     assert "scarguard demo" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def _anchors(page: Path) -> set[str]:
+    """The GitHub anchors of a page's headings."""
+    found = set()
+    for line in page.read_text(encoding="utf-8").splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+@pytest.mark.parametrize("page", PAGES[1:], ids=[p.name for p in PAGES[1:]])
+def test_docs_links_stay_inside_the_repository_and_resolve(page: Path) -> None:
+    """Every relative link names a file of the repository (and a heading it has)."""
+    text = page.read_text(encoding="utf-8")
+    assert "DESIGN.md" not in text, "the design file is not part of the repository"
+    prose = re.sub(r"`[^`\n]*`", "", re.sub(r"^```.*?^```", "", text, flags=re.S | re.M))
+    for link in _LINK.findall(prose):
+        if link.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = link.partition("#")
+        target = (page.parent / path).resolve() if path else page
+        assert target.is_file() and ROOT in target.parents, f"{page.name}: {link}"
+        if anchor and target.suffix == ".md":
+            assert anchor in _anchors(target), f"{page.name}: no heading for {link}"

@@ -15,11 +15,10 @@ from scarguard.policy import DAY
 from scarguard.stores import JSONStore
 from scarguard.testing import FakeClock
 
-EDIT = {"path": "a.py", "old": "x", "new": "y"}
-
+MAKE_ERROR = "make: *** No rule to make target 'build'.  Stop."
 
 def _history(memory: FailureMemory, clock: FakeClock, days_apart: float) -> None:
-    memory.record("edit_file", EDIT, error="search string not found in a.py")
+    memory.record("make", {"target": "build"}, error=MAKE_ERROR)
     memory.record("shell", {"command": "mkae"}, error="bash: mkae: command not found")
     clock.advance(days=days_apart)
     memory.record("shell", {"command": "pyhton"}, error="bash: pyhton: command not found")
@@ -30,15 +29,16 @@ def test_policy_retention_purges_when_a_memory_opens(tmp_path: Path, suffix: str
     """Failures and receipts past retention go on open; constraints stay, the chain verifies."""
     clock = FakeClock()
     path = tmp_path / f"memory{suffix}"
-    with FailureMemory(path, clock=clock, project="p") as memory:
+    forever = {"exact_call": None}  # the learned rule outlives the failures it came from
+    with FailureMemory(path, clock=clock, project="p", policy=Policy(ttl=forever)) as memory:
         _history(memory, clock, days_apart=40)
         learned = memory.constraints()
         assert learned and memory.verify().valid
-    keep = Policy(failure_retention=30 * DAY, receipt_retention=30 * DAY)
+    keep = Policy(failure_retention=30 * DAY, receipt_retention=30 * DAY, ttl=forever)
     with FailureMemory(path, clock=clock, project="p", policy=keep) as memory:
         assert [f.args["command"] for f in memory.recent_failures()] == ["pyhton"]
         assert memory.constraints() == learned  # the learned evidence is kept
-        assert memory.stats().failures_by_tool == {"edit_file": 1, "shell": 2}  # the counters
+        assert memory.stats().failures_by_tool == {"make": 1, "shell": 2}  # the counters
         report = memory.verify()
         assert report.valid and report.start > 1, report
     with FailureMemory(path, clock=clock, project="p") as memory:  # no retention: nothing more
@@ -112,8 +112,9 @@ def test_scarguard_purge_older_than(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("deleted 2 failures recorded before")
     assert lines[1].startswith("compacted ") and "receipts behind a compact receipt" in lines[1]
+    assert all(len(line) <= 80 for line in lines)
     verify = scarguard("verify", "--path", str(path), cwd=tmp_path)
-    assert verify.returncode == 0 and "older ones compacted" in verify.stdout
+    assert verify.returncode == 0 and "older ones compacted" in " ".join(verify.stdout.split())
     again = scarguard("purge", "--older-than", "30d", "--yes", *where, cwd=tmp_path)
     assert again.stdout.splitlines() == [
         again.stdout.splitlines()[0], "no receipt old enough to compact"

@@ -7,7 +7,7 @@ import json
 import sys
 
 from scarguard.cli.commands import EXIT_OK, EXIT_USAGE, CommandError, open_memory
-from scarguard.cli.rendering import plural, when
+from scarguard.cli.rendering import plural, when, width, wrap
 
 __all__ = ["cmd_purge"]
 
@@ -20,7 +20,8 @@ def cmd_purge(args: argparse.Namespace) -> int:
         what = f"failures of workspace {scope.workspace!r}, project {scope.project!r}"
         if not args.keep_receipts:
             what += " and the store's receipts"
-        question = f"Delete {what} older than {when(before, 0)}? [y/N] "
+        plan = f"purge deletes the {what} recorded before {when(before, 0)}."
+        question = "\n".join(wrap(plan, width())) + "\nDelete them? [y/N] "
         if not args.yes:
             if not sys.stdin.isatty():
                 raise CommandError(
@@ -39,10 +40,11 @@ def cmd_purge(args: argparse.Namespace) -> int:
             return EXIT_OK
         print(f"deleted {plural(report.failures, 'failure')} recorded before {when(before, 0)}")
         if report.receipts:
-            print(
+            done = (
                 f"compacted {plural(report.receipts, 'receipt')} behind a compact receipt;"
                 " `scarguard verify` checks the chain from there"
             )
+            print("\n".join(wrap(done, width(), hang="  ")))
         elif not args.keep_receipts:
             print("no receipt old enough to compact")
         return EXIT_OK
