@@ -358,13 +358,14 @@ class PostgresStore(SQLReads):
                 cursor.itersize = _CHAIN_BATCH
                 chain = (Receipt(*r) for r in cursor.execute(CHAIN_SQL))
                 report = verify_chain(chain, key=self._key, checkpoint=saved)
-            if report.valid and head is not None and int(head[0]) != report.count:
-                reason = f"chain ends at {report.count} but the store's head is {int(head[0])}"
-                first = min(report.count, int(head[0])) + 1
-                return VerifyReport(False, report.count, first, reason, report.head)
+            last = report.last_seq
+            if report.valid and head is not None and int(head[0]) != last:
+                reason = f"chain ends at {last} but the store's head is {int(head[0])}"
+                first = min(last, int(head[0])) + 1
+                return VerifyReport(False, report.count, first, reason, report.head, report.start)
             if report.valid and head is not None and report.count and head[1] != report.head:
-                reason = f"receipt {report.count} differs from the store's head"
-                return VerifyReport(False, report.count, report.count, reason, report.head)
+                reason = f"receipt {last} differs from the store's head"
+                return VerifyReport(False, report.count, last, reason, report.head, report.start)
             return report
 
         report = self._read(read, snapshot=True)
