@@ -17,7 +17,7 @@ import attrs
 from scarguard._warnings import warn
 from scarguard.errors import ConfigurationError, ScarguardError, ScarguardWarning
 from scarguard.learning.lifting import remove_with_counters
-from scarguard.model import Constraint, ConstraintKind, Failure, Scope
+from scarguard.model import Constraint, ConstraintKind, Scope
 from scarguard.policy import Policy
 from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store, VerifyReport
@@ -176,7 +176,6 @@ class MaintenanceMixin:
             if fail_age is not None:
                 failures = self.store.purge_failures(self.scope, now - fail_age)
                 if failures:
-                    self._recent.clear()
                     with self.store.transaction(self.scope) as tx:
                         payload = {"failures": failures, "before": now - fail_age}
                         tx.receipt("purge", payload, now)
