@@ -126,8 +126,14 @@ def guarded_cases(
 
         cases[label] = (run_query, False)
         if label != "guarded_allowed_json":
+            # the seeded constraints are about read_file: distinct paths match none of them
+            # and never repeat, so this is a tool with active constraints, allowed
             constrained = label.replace("allowed", "constrained")
-            cases[constrained] = ((lambda i, f=read_file: f(f"present-{i % 50}.py")), False)
+            cases[constrained] = ((lambda i, f=read_file: f(f"present-{i}.py")), False)
+            # the same 50 calls returning the same result: from the 3rd time each carries
+            # the no-progress warning (a message built per call); no budget, shown apart
+            looping = label.replace("allowed", "loop_warning")
+            cases[looping] = ((lambda i, f=read_file: f(f"present-{i % 50}.py")), False)
     return cases, memories
 
 

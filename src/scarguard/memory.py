@@ -191,6 +191,7 @@ class FailureMemory(MaintenanceMixin):
         self._tracker = SessionTracker(self.policy)
         self._progress = ProgressTracker(self.policy)
         self._last_ok: dict[str, Call] = {}
+        self._described: Call | None = None  # the latest call describe() made safe
         self._pending: list[Call] = []
         self._pending_counts: Counter[str] = Counter()
         self._pending_refusals = 0
@@ -230,6 +231,8 @@ class FailureMemory(MaintenanceMixin):
         never holds a secret a path or URL carried.
         """
         if isinstance(tool, Call):
+            if tool is self._described:
+                return tool  # made safe by this memory just before (check, then record)
             return self._safe_targets(tool)
         if not isinstance(tool, str) or not tool:
             raise ConfigurationError(f"tool must be a non-empty string or a Call, got {tool!r}")
@@ -240,7 +243,8 @@ class FailureMemory(MaintenanceMixin):
         if isinstance(targets, str):
             targets = (targets,)
         call = self.adapter_for(tool).describe(tool, args or {}, targets, self._last_ok.get(tool))
-        return self._safe_targets(call)
+        self._described = call = self._safe_targets(call)
+        return call
 
     def _safe_targets(self, call: Call) -> Call:
         safe = tuple(self.redactor.target(t) for t in call.targets)
@@ -318,7 +322,10 @@ class FailureMemory(MaintenanceMixin):
         Returns:
             A :class:`Decision`; when refused, ``message`` tells the LLM why and what to do.
         """
-        call = self.describe(tool, args, targets=targets)
+        return self._check_described(self.describe(tool, args, targets=targets), enforce)
+
+    def _check_described(self, call: Call, enforce: bool | None = None) -> Decision:
+        """:meth:`check` of a call :meth:`describe` already made (not described again)."""
         now = self.clock()
         enforcing = self.enforce if enforce is None else bool(enforce)
         decision, full = self._decide(call, self._current_index(now), now, enforcing)
@@ -506,7 +513,34 @@ class FailureMemory(MaintenanceMixin):
         Returns:
             The stored failure, what was learned or lifted, and the session's convergence.
         """
-        call = self.describe(tool, args, targets=targets)
+        return self._record_described(
+            self.describe(tool, args, targets=targets),
+            ok=ok,
+            error=error,
+            status_code=status_code,
+            duration_ms=duration_ms,
+            score=score,
+            agent=agent,
+            provider=provider,
+            result=result,
+            retry=retry,
+        )
+
+    def _record_described(
+        self,
+        call: Call,
+        *,
+        ok: bool | None = None,
+        error: str | BaseException | None = None,
+        status_code: int | None = None,
+        duration_ms: float | None = None,
+        score: float | None = None,
+        agent: str | None = None,
+        provider: str | None = None,
+        result: Any = NO_RESULT,
+        retry: bool = False,
+    ) -> RecordResult:
+        """:meth:`record` of a call :meth:`describe` already made (not described again)."""
         if ok is None:
             ok = error is None
         shadowed = self._take_shadow(call) if self._shadow else None

@@ -7,6 +7,7 @@ reaches an LLM additionally passes through :func:`excerpt`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import re
@@ -123,9 +124,11 @@ _SEPARATORS = str.maketrans("_-.+", "    ")
 """Characters that separate words in identifiers (``ignore_all_rules`` reads as words)."""
 _NAME_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _SCAN_MARGIN = 1024
+"""Characters looked at beyond ``max_text``: a secret cut there is cut from the output too."""
+_CACHED_TEXT = 1024
+"""Texts up to this long have their :func:`reads_like_instructions` verdict remembered."""
 _TARGET_CACHE = 4096
 """Targets whose redacted form is remembered (all forgotten at once when full)."""
-"""Characters looked at beyond ``max_text``: a secret cut there is cut from the output too."""
 
 
 def _name_words(name: str) -> list[str]:
@@ -138,7 +141,14 @@ def strip_control(text: str) -> str:
 
 
 def _compile(patterns: Iterable[str | re.Pattern[str]]) -> tuple[re.Pattern[str], ...]:
+    if patterns is DEFAULT_SECRET_PATTERNS:
+        return _default_patterns()
     return tuple(p if isinstance(p, re.Pattern) else re.compile(p) for p in patterns)
+
+
+@functools.cache
+def _default_patterns() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in DEFAULT_SECRET_PATTERNS)
 
 
 def _lower_names(names: Iterable[str]) -> frozenset[str]:
@@ -152,8 +162,17 @@ def reads_like_instructions(text: str) -> bool:
     removing invisible characters and folding look-alike letters): it catches the common
     shapes, not every way of asking a model to do something. What it flags is never shown.
     """
+    if len(text) <= _CACHED_TEXT:
+        return _reads_like_instructions_cached(text)  # reasons and targets repeat
+    return _reads_like_instructions(text)
+
+
+def _reads_like_instructions(text: str) -> bool:
     folded = unicodedata.normalize("NFKC", strip_control(text)).translate(_SEPARATORS)
     return bool(_INSTRUCTIONS.search(_WHITESPACE.sub(" ", folded)))
+
+
+_reads_like_instructions_cached = functools.lru_cache(maxsize=4096)(_reads_like_instructions)
 
 
 def _keep_name(match: re.Match[str]) -> str:
@@ -169,8 +188,12 @@ def _keep_flag(match: re.Match[str]) -> str:
 _GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
 
 
+@functools.lru_cache(maxsize=64)
 def _alternation(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str]:
-    """Return one regex matching what any of ``patterns`` matches (leading flags scoped)."""
+    """Return one regex matching what any of ``patterns`` matches (leading flags scoped).
+
+    Cached: every redactor built with the same patterns shares one compiled alternation.
+    """
     if not patterns:
         return re.compile(r"(?!)")
     parts = []
@@ -324,10 +347,27 @@ def excerpt(
     """
     if not text:
         return '""'
+    if redactor is None and withhold and len(text) <= _CACHED_TEXT:
+        return _default_excerpt(text, limit)  # targets and tool names repeat
+    return _excerpt(text, limit, redactor, withhold)
+
+
+def _excerpt(text: str, limit: int, redactor: Callable[[str], str] | None, withhold: bool) -> str:
     if withhold and reads_like_instructions(text):
         return WITHHELD
-    redact = redactor or Redactor()
+    redact = redactor or _default_redactor()
     clean = _WHITESPACE.sub(" ", strip_control(redact(text))).strip().replace('"', "'")
     if len(clean) > limit:
         clean = clean[: max(limit - 1, 0)].rstrip() + "…"
     return f'"{clean}"'
+
+
+@functools.lru_cache(maxsize=4096)
+def _default_excerpt(text: str, limit: int) -> str:
+    return _excerpt(text, limit, None, True)
+
+
+@functools.cache
+def _default_redactor() -> Redactor:
+    """The redactor :func:`excerpt` uses when given none (built once: it is immutable)."""
+    return Redactor()

@@ -258,14 +258,14 @@ class Attempt:
         return self._options.enforce if self._options is not None else None
 
     def _check_sync(self, call: Call) -> Decision:
-        return self.memory.check(call, enforce=self._enforce)
+        return self.memory._check_described(call, self._enforce)
 
     def check(self) -> Decision:
         """Check the call now (what entering a ``with`` block does); return the decision."""
         call = self._describe()
         if call is not None:
             try:
-                decision = self.memory.check(call, enforce=self._enforce)
+                decision = self.memory._check_described(call, self._enforce)
             except Exception as exc:
                 self._cannot_check(exc)
                 decision = self._decision  # type: ignore[assignment]
@@ -311,7 +311,7 @@ class Attempt:
     def record(self) -> RecordResult | None:
         """Record the settled outcome now (what leaving a ``with`` block does)."""
         kwargs = self._record_kwargs()
-        return self._recorded(self._safely(self.memory.record, kwargs), kwargs)
+        return self._recorded(self._safely(kwargs), kwargs)
 
     async def record_async(self) -> RecordResult | None:
         """Record the settled outcome off the event loop."""
@@ -323,14 +323,14 @@ class Attempt:
             if kwargs["ok"]:
                 done = memory._record_success_nowait(call, kwargs["duration_ms"], self._result)
             if done is None:
-                done = await memory._off_loop(self._safely, memory.record, kwargs)
+                done = await memory._off_loop(self._safely, kwargs)
         except Exception as exc:  # the worker itself could not be reached
             self._report("record", exc)
         return self._recorded(done, kwargs)
 
-    def _safely(self, record: Any, kwargs: dict[str, Any]) -> RecordResult | None:
+    def _safely(self, kwargs: dict[str, Any]) -> RecordResult | None:
         try:
-            done: RecordResult = record(self._call or self.tool, self._args, **kwargs)
+            done = self.memory.record(self._call or self.tool, self._args, **kwargs)
         except Exception as exc:
             self._report("record", exc)
             return None
