@@ -17,8 +17,9 @@ it is recorded either way. LangGraph interrupts pass through unrecorded.
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from langchain.agents.middleware import AgentMiddleware
@@ -121,16 +122,24 @@ def guard_tool(
         bound.update((k, v) for k, v in kwargs.items() if k in names)
         return bound
 
-    def convert(exc: Exception) -> Exception:
-        if isinstance(exc, ToolException) or not settings.handle_errors:
-            return exc
-        return _ToolFailed(error_text(exc))
+    @contextlib.contextmanager
+    def converting() -> Iterator[None]:
+        """Turn the tool's own exception into an error result, as ``handle_errors`` asks."""
+        try:
+            yield
+        except ToolException:
+            raise
+        except Exception as exc:
+            if not settings.handle_errors:
+                raise
+            raise _ToolFailed(error_text(exc)) from exc
 
     original_run = guarded._run
+    original_arun = guarded._arun
 
     @functools.wraps(original_run)
     def _run(*args: Any, **kwargs: Any) -> Any:
-        try:
+        with converting():
             return run_sync(
                 settings,
                 guarded.name,
@@ -138,17 +147,10 @@ def guard_tool(
                 lambda: original_run(*args, **kwargs),
                 plan,
             )
-        except Exception as exc:
-            converted = convert(exc)
-            if converted is exc:
-                raise
-            raise converted from exc
-
-    original_arun = guarded._arun
 
     @functools.wraps(original_arun)
     async def _arun(*args: Any, **kwargs: Any) -> Any:
-        try:
+        with converting():
             return await run_async(
                 settings,
                 guarded.name,
@@ -156,11 +158,6 @@ def guard_tool(
                 lambda: original_arun(*args, **kwargs),
                 plan,
             )
-        except Exception as exc:
-            converted = convert(exc)
-            if converted is exc:
-                raise
-            raise converted from exc
 
     # Instance attributes shadow the class's methods; BaseTool.run/arun call self._run/_arun.
     object.__setattr__(guarded, "_run", _run)
