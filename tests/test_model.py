@@ -111,3 +111,84 @@ def test_constraint_params_are_typed_and_read_as_a_mapping() -> None:
     assert ConstraintParams.from_mapping(params.to_dict()) == params
     ban = ConstraintParams.from_mapping({"key": "lr", "value": None})
     assert ban.key == "lr" and "value" in ban.to_dict()
+
+
+NESTED = st.recursive(
+    SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
+    max_leaves=10,
+)
+
+
+def test_call_arguments_cannot_be_changed_at_any_depth() -> None:
+    """The mapping of a frozen call refuses changes, and so do the dicts and lists inside it."""
+    call = Call("t", {"a": 1, "opts": {"paths": ["x.py", {"deep": 1}]}})
+    changes = [
+        lambda: call.args.__setitem__("b", 2),
+        lambda: call.args.update(b=2),
+        lambda: call.args.pop("a"),
+        lambda: call.args["opts"].setdefault("k", 1),
+        lambda: call.args["opts"]["paths"].append("y.py"),
+        lambda: call.args["opts"]["paths"].__setitem__(0, "y.py"),
+        lambda: call.args["opts"]["paths"][1].clear(),
+    ]
+    for change in changes:
+        with pytest.raises(TypeError):
+            change()
+    assert call.args == {"a": 1, "opts": {"paths": ["x.py", {"deep": 1}]}}
+    mutable = dict(call.args)
+    mutable["b"] = 2
+    assert "b" not in call.args
+
+
+@given(st.dictionaries(TEXT, NESTED, max_size=4))
+def test_calls_hash_equal_when_equal_and_keep_their_plain_form(args: dict[str, object]) -> None:
+    """Equal calls hash alike; the arguments equal the plain dict, through JSON and pickle."""
+    import pickle
+
+    call, again = Call("t", args), Call("t", json.loads(json.dumps(args)))
+    assert call == again and hash(call) == hash(again)
+    assert call.args == args
+    assert json.loads(json.dumps(call.args)) == args
+    assert pickle.loads(pickle.dumps(call)) == call
+    assert {call: 1}[again] == 1
+
+
+def test_calls_with_different_arguments_are_different_keys() -> None:
+    """A set of calls keeps calls whose nested arguments differ apart."""
+    calls = {Call("t", {"a": [1, 2]}), Call("t", {"a": [2, 1]}), Call("t", {"a": [1, 2]})}
+    assert len(calls) == 2
+
+
+def test_failures_constraints_and_decisions_hash() -> None:
+    """Every frozen value holding mappings can be a dict key or a set member."""
+    failure = Failure("t", "fp", "sig", Blame.AGENT, 1.0, args={"cfg": {"lr": [0.1]}})
+    constraint = Constraint(
+        ConstraintKind.DOMINANCE_BAN, "k", "s", "r", "h", Level.BLOCK, 1, 0.0, 0.0,
+        params={"config": {"width": 8, "layers": [1, 2]}, "observed": {"a.py": "1"}},
+    )  # fmt: skip
+    decision = Decision(False, Call("t", {"a": {"b": 1}}))
+    assert len({failure, failure, constraint, constraint, decision, decision}) == 3
+    with pytest.raises(TypeError):
+        constraint.params.config["width"] = 16  # type: ignore[index]
+    with pytest.raises(TypeError):
+        failure.args["cfg"]["lr"].append(0.2)
+
+
+def test_rows_of_frozen_values_are_plain_json() -> None:
+    """to_row writes the nested arguments as the JSON of the plain values."""
+    failure = Failure("t", "fp", "sig", Blame.AGENT, 1.0, args={"b": [1, {"c": 2}], "a": 1})
+    assert json.loads(failure.to_row()["args"]) == {"a": 1, "b": [1, {"c": 2}]}
+    assert Failure.from_row(failure.to_row()) == failure
+
+
+def test_policy_direction_is_an_enum_that_reads_as_its_string() -> None:
+    """Policy.direction converts the strings and compares equal to them; others are refused."""
+    from scarguard import ConfigurationError, Direction, Policy
+
+    policy = Policy(direction="maximize")
+    assert policy.direction is Direction.MAXIMIZE
+    assert policy.direction == "maximize" and f"{policy.direction}" == "maximize"
+    assert Policy().direction is Direction.MINIMIZE
+    with pytest.raises(ConfigurationError, match="direction"):
+        Policy(direction="sideways")  # type: ignore[arg-type]

@@ -14,6 +14,8 @@ from typing import Any
 
 import attrs
 
+from scarguard._frozen import FrozenDict, freeze, freeze_mapping
+
 __all__ = ["ConstraintParams"]
 
 
@@ -22,11 +24,11 @@ def _text_tuple(value: Any) -> tuple[str, ...]:
 
 
 def _tokens(value: Mapping[str, Any] | None) -> Mapping[str, str]:
-    return {str(k): str(v) for k, v in value.items()} if value else {}
+    return freeze_mapping({str(k): str(v) for k, v in value.items()} if value else None)
 
 
-def _mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return dict(value) if value else {}
+def _optional_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any] | None:
+    return None if value is None else freeze_mapping(value)
 
 
 @attrs.frozen
@@ -57,15 +59,15 @@ class ConstraintParams(Mapping[str, Any]):
     deterministic: bool = False
     shell: bool = False
     words: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
-    observed: Mapping[str, str] = attrs.field(factory=dict, converter=_tokens)
+    observed: Mapping[str, str] = attrs.field(factory=FrozenDict, converter=_tokens)
     search: str | None = None
     max_targets: int | None = None
     step: int | None = None
     key: str | None = None
-    value: Any = None
-    config: Mapping[str, Any] | None = None
+    value: Any = attrs.field(default=None, converter=freeze)
+    config: Mapping[str, Any] | None = attrs.field(default=None, converter=_optional_mapping)
     scaling: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
-    extra: Mapping[str, Any] = attrs.field(factory=dict, converter=_mapping)
+    extra: Mapping[str, Any] = attrs.field(factory=FrozenDict, converter=freeze_mapping)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> ConstraintParams:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from scarguard._constraint_params import ConstraintParams
+from scarguard._frozen import FrozenDict, freeze_mapping
 from scarguard.canonical import storable_text
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ __all__ = [
     "Convergence",
     "ConvergenceStatus",
     "Decision",
+    "Direction",
     "Failure",
     "Level",
     "Outcome",
@@ -82,8 +84,23 @@ class Level(str, enum.Enum):
     """Refuse the call."""
 
 
-def _frozen_mapping(value: Mapping[str, Any] | None) -> Mapping[str, Any]:
-    return dict(value) if value else {}
+class _TextEnum(str, enum.Enum):
+    """A ``str`` enum that prints and formats as its value (as ``enum.StrEnum`` does)."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+    def __format__(self, spec: str) -> str:
+        return format(str.__str__(self), spec)
+
+
+class Direction(_TextEnum):
+    """Which way a score improves (:attr:`~scarguard.Policy.direction`); each equals its name."""
+
+    MINIMIZE = "minimize"
+    """Lower is better (a loss, a latency)."""
+    MAXIMIZE = "maximize"
+    """Higher is better (an accuracy, a reward)."""
 
 
 def _params(value: Mapping[str, Any] | None) -> ConstraintParams:
@@ -141,11 +158,11 @@ class Call:
     """
 
     tool: str
-    args: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    args: Mapping[str, Any] = attrs.field(factory=FrozenDict, converter=freeze_mapping)
     targets: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
     action_class: str | None = None
     fingerprint: str = ""
-    params: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    params: Mapping[str, Any] = attrs.field(factory=FrozenDict, converter=freeze_mapping)
     changed: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
 
 
@@ -207,7 +224,7 @@ class Failure:
     session: str = attrs.field(default="", converter=_text)
     action_class: str | None = attrs.field(default=None, converter=_opt_text)
     targets: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
-    args: Mapping[str, Any] = attrs.field(factory=dict, converter=_frozen_mapping)
+    args: Mapping[str, Any] = attrs.field(factory=FrozenDict, converter=freeze_mapping)
     error: str | None = attrs.field(default=None, converter=_opt_text)
     status_code: int | None = None
     duration_ms: float | None = attrs.field(default=None, converter=_finite_or_none)
@@ -343,7 +360,7 @@ class Decision:
         return self.allowed
 
 
-class ConvergenceStatus(str, enum.Enum):
+class ConvergenceStatus(_TextEnum):
     """Where a session stands (:attr:`Convergence.status`); each compares equal to its name."""
 
     PROGRESSING = "progressing"
@@ -356,12 +373,6 @@ class ConvergenceStatus(str, enum.Enum):
     """Every action class in use is blocked."""
     LOOPING = "looping"
     """The latest call returned the identical result again, with nothing changed in between."""
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return self.value.__format__(spec)
 
 
 @attrs.frozen

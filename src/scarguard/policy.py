@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from scarguard.errors import ConfigurationError
-from scarguard.model import ConstraintKind
+from scarguard.model import ConstraintKind, Direction
 
 __all__ = ["DAY", "HOUR", "Policy"]
 
@@ -63,6 +63,15 @@ def _retention(instance: Policy, attribute: attrs.Attribute[float | None], value
         )
 
 
+def _direction(value: Direction | str) -> Direction:
+    try:
+        return Direction(value)
+    except ValueError:
+        raise ConfigurationError(
+            f"Policy.direction must be 'minimize' or 'maximize', got {value!r}"
+        ) from None
+
+
 @attrs.frozen(kw_only=True)
 class Policy:
     """Every threshold of the learning rules.
@@ -96,7 +105,8 @@ class Policy:
         ttl: Lifetime in seconds per constraint kind (``None``: no expiry). Merged over the
             defaults (days, so that rules matter across sessions).
         max_active_constraints: Cap per workspace and project; the oldest is evicted.
-        direction: ``minimize`` or ``maximize`` for scored domains.
+        direction: :class:`Direction` ``minimize`` or ``maximize`` for scored domains (the
+            strings convert).
         plateau_window: Scored attempts without improvement before ``plateau``.
         plateau_tolerance: Smallest change of the best score that counts as improvement.
         stuck_window: Most recent calls that must all have failed or been refused to be
@@ -139,7 +149,7 @@ class Policy:
     radius_curve: tuple[float, ...] = attrs.field(default=(math.inf, 5, 3, 2, 1), converter=tuple)
     ttl: Mapping[ConstraintKind, float | None] = attrs.field(factory=dict, converter=_ttl_converter)
     max_active_constraints: int = attrs.field(default=500, validator=_positive_int)
-    direction: str = "minimize"
+    direction: Direction = attrs.field(default=Direction.MINIMIZE, converter=_direction)
     plateau_window: int = attrs.field(default=10, validator=_positive_int)
     plateau_tolerance: float = attrs.field(default=0.0, validator=_non_negative)
     stuck_window: int = attrs.field(default=8, validator=_positive_int)
@@ -154,10 +164,6 @@ class Policy:
     receipt_retention: float | None = attrs.field(default=None, validator=_retention)
 
     def __attrs_post_init__(self) -> None:
-        if self.direction not in ("minimize", "maximize"):
-            raise ConfigurationError(
-                f"Policy.direction must be 'minimize' or 'maximize', got {self.direction!r}"
-            )
         curve = self.radius_curve
         if not curve or any(
             isinstance(v, bool) or not isinstance(v, (int, float)) or not v >= 1 for v in curve
