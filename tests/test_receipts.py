@@ -418,3 +418,28 @@ def test_a_checkpoint_before_the_start_is_accepted_one_after_the_end_is_not() ->
     assert not late.valid and "truncated" in late.reason
     cut = verify_chain(receipts[:-2], checkpoint=(2, original[1].hash))
     assert not cut.valid and "no compaction receipt" in cut.reason  # the compact one cut too
+
+
+@pytest.mark.parametrize(
+    "payload", ['{"a":"é\\u2028\\"x\\\\"}', "plain", "\x00\ud800 tab\tnewline\n", ""]
+)
+@pytest.mark.parametrize(("seq", "at_ms"), [(1, 0), (10**20, -3), (7, 1_767_225_600_123)])
+def test_the_body_written_directly_is_the_canonical_json(
+    payload: str, seq: int, at_ms: int
+) -> None:
+    """Sealing writes the hashed record itself; its bytes are those of the JSON encoder."""
+    receipt = seal(seq, "ab" * 32, 'fail"ure', 1.0, {"k": payload})
+    record = {
+        "at_ms": at_ms,
+        "payload": payload,
+        "prev": "ab" * 32,
+        "seq": seq,
+        "type": 'fail"ure',
+    }
+    expected = json.dumps(record, sort_keys=True, separators=(",", ":")).encode()
+    assert attrs.evolve(receipt, seq=seq, at_ms=at_ms, payload=payload).body() == expected
+    odd = attrs.evolve(receipt, seq=True, at_ms=at_ms, payload=payload)  # not an int: encoder
+    assert (
+        odd.body()
+        == json.dumps({**record, "seq": True}, sort_keys=True, separators=(",", ":")).encode()
+    )

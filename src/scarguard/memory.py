@@ -73,6 +73,8 @@ __all__ = ["Classification", "FailureMemory", "default_memory", "set_default_mem
 _MEMORIES: weakref.WeakSet[FailureMemory] = weakref.WeakSet()
 _SHADOW_ENTRIES = 1024
 """Would-be refusals awaiting their call's outcome, per memory (oldest dropped first)."""
+_REDACTED_ERRORS = 256
+"""Redacted error texts kept per memory (see ``_redacted_error``)."""
 _UNLOADED: Hashable = object()
 """The generation of an index never loaded from the store."""
 _OUTAGE_RETRY = 5.0
@@ -197,6 +199,8 @@ class FailureMemory(MaintenanceMixin):
         self._pending_refusals = 0
         self.enforce = bool(enforce)
         self._shadow: dict[str, tuple[Constraint, ...]] = {}
+        self._redacted: dict[str, str] = {}
+        self._redacted_by = self.redactor
         _MEMORIES.add(self)
         atexit.register(_flush_at_exit, weakref.ref(self))
         self._apply_retention()
@@ -596,16 +600,7 @@ class FailureMemory(MaintenanceMixin):
         with self._view:
             now = self.clock()
             if failed is not None:
-                failure = Failure(
-                    tool=call.tool,
-                    fingerprint=call.fingerprint,
-                    signature=signature.name,
-                    blame=blame,
-                    at=now,
-                    session=self.scope.session,
-                    action_class=call.action_class,
-                    targets=call.targets,
-                )
+                failure = self._failure(call, signature, blame, now)
             self._pending_refusals += 1
             self._pending_counts.update(verdict_keys(call.tool, verdict, blocking))
             self._tracker.note(
@@ -643,6 +638,74 @@ class FailureMemory(MaintenanceMixin):
         )
         return self._record_failure(call, outcome, signature, teaches=False)
 
+    def _failure(
+        self,
+        call: Call,
+        signature: Signature,
+        blame: Blame,
+        now: float,
+        outcome: Outcome | None = None,
+    ) -> Failure:
+        """Build the failure record of ``call``: redacted, with the outcome's details if any.
+
+        A shadowed call's real failure is counted without its arguments and error text.
+        """
+        if outcome is None:
+            return Failure(
+                tool=call.tool,
+                fingerprint=call.fingerprint,
+                signature=signature.name,
+                blame=blame,
+                at=now,
+                session=self.scope.session,
+                action_class=call.action_class,
+                targets=call.targets,
+            )
+        return Failure(
+            tool=call.tool,
+            fingerprint=call.fingerprint,
+            signature=signature.name,
+            blame=blame,
+            at=now,
+            session=self.scope.session,
+            action_class=call.action_class,
+            targets=call.targets,
+            args=self.redactor.args(call.args),
+            error=self._redacted_error(outcome.error) if outcome.error else None,
+            status_code=outcome.status_code,
+            duration_ms=outcome.duration_ms,
+            agent=outcome.agent,
+            provider=outcome.provider,
+        )
+
+    def _redacted_error(self, text: str) -> str:
+        """Return the redacted error text; a text seen lately is not scanned again.
+
+        An agent repeating a mistake repeats its error text, and redaction is a pattern
+        scan of the whole text: the last few hundred answers are kept (by the raw text).
+        """
+        redactor = self.redactor
+        if self._redacted_by is not redactor:  # a new redactor: its own answers
+            self._redacted, self._redacted_by = {}, redactor
+        known = self._redacted.get(text)
+        if known is None:
+            known = redactor(text)
+            if len(self._redacted) >= _REDACTED_ERRORS:
+                self._redacted.clear()
+            self._redacted[text] = known
+        return known
+
+    def _storable_path(self, path: str) -> bool:
+        """Return whether a dependency path needs no redaction (one that does is not kept).
+
+        The same paths recur on every failure (the manifests a command may read), so the
+        answer is the redactor's cached one for targets: ``target(p) == p`` exactly when
+        redacting ``p`` changes nothing and ``p`` is at most ``max_value`` long.
+        """
+        if len(path) <= self.redactor.max_value:
+            return self.redactor.target(path) == path
+        return self.redactor(path) == path
+
     def _record_failure(
         self,
         call: Call,
@@ -661,26 +724,11 @@ class FailureMemory(MaintenanceMixin):
             paths = dependencies(call, outcome.error, shell_like=shell_like, normalise=normalise)
             # a path that needs redacting is not kept (nor observed): it could only lift less;
             # paths are kept absolute, so a memory opened elsewhere revalidates the same files
-            kept = [os.path.join(self.root, p) for p in paths if self.redactor(p) == p]
+            kept = [os.path.join(self.root, p) for p in paths if self._storable_path(p)]
             observed = self._revalidator.observe(kept)
         with self._lock:
             now = self.clock()
-            failure = Failure(
-                tool=call.tool,
-                fingerprint=call.fingerprint,
-                signature=signature.name,
-                blame=blame,
-                at=now,
-                session=self.scope.session,
-                action_class=call.action_class,
-                targets=call.targets,
-                args=self.redactor.args(call.args),
-                error=self.redactor(outcome.error) if outcome.error else None,
-                status_code=outcome.status_code,
-                duration_ms=outcome.duration_ms,
-                agent=outcome.agent,
-                provider=outcome.provider,
-            )
+            failure = self._failure(call, signature, blame, now, outcome)
             deterministic = (
                 signature.name in self.policy.deterministic
                 if self.policy.deterministic is not None

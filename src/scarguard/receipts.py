@@ -53,6 +53,37 @@ COMPACT = "compact"
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 _PLAIN = (str, int, bool, type(None))
+_quote: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or (
+    json.encoder.py_encode_basestring_ascii
+)
+"""The JSON string encoder ``_ENCODER`` uses (``ensure_ascii``), to build a body directly."""
+
+
+def _body(seq: int, prev: str, kind: str, at_ms: int, payload: str) -> bytes:
+    """Return the canonical record a receipt's hash covers.
+
+    The same bytes as ``_ENCODER.encode`` of the record (keys sorted, no spaces), written
+    directly: sealing runs on every recorded failure. Other field types (a hand-edited row)
+    go through the encoder.
+    """
+    if type(seq) is int and type(at_ms) is int and _strings(prev, kind, payload):
+        return (
+            f'{{"at_ms":{at_ms},"payload":{_quote(payload)},"prev":{_quote(prev)},'
+            f'"seq":{seq},"type":{_quote(kind)}}}'
+        ).encode()
+    record = {"at_ms": at_ms, "payload": payload, "prev": prev, "seq": seq, "type": kind}
+    return _ENCODER.encode(record).encode()
+
+
+def _strings(*values: object) -> bool:
+    return all(type(v) is str for v in values)
+
+
+def _hash(body: bytes, key: bytes | str | None) -> str:
+    secret = _key(key)
+    if secret:
+        return hmac.new(secret, body, hashlib.sha256).hexdigest()
+    return hashlib.sha256(body).hexdigest()
 
 
 def _no_floats(value: Any) -> Any:
@@ -135,21 +166,11 @@ class Receipt:
 
     def body(self) -> bytes:
         """Return the exact bytes the hash covers."""
-        record = {
-            "at_ms": self.at_ms,
-            "payload": self.payload,
-            "prev": self.prev,
-            "seq": self.seq,
-            "type": self.type,
-        }
-        return _ENCODER.encode(record).encode()
+        return _body(self.seq, self.prev, self.type, self.at_ms, self.payload)
 
     def expected_hash(self, key: bytes | str | None = None) -> str:
         """Return the hash this receipt must carry."""
-        secret = _key(key)
-        if secret:
-            return hmac.new(secret, self.body(), hashlib.sha256).hexdigest()
-        return hashlib.sha256(self.body()).hexdigest()
+        return _hash(self.body(), key)
 
     def to_row(self) -> dict[str, Any]:
         """Return the receipt as a flat row."""
@@ -172,10 +193,8 @@ def seal(
     """Return the receipt that follows ``prev`` for ``payload``."""
     text = _ENCODER.encode(_no_floats(payload))
     at_ms = round(at * 1000)
-    draft = Receipt(seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash="")
-    return Receipt(
-        seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash=draft.expected_hash(key)
-    )
+    digest = _hash(_body(seq, prev, type, at_ms, text), key)
+    return Receipt(seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash=digest)
 
 
 def verify_chain(
@@ -232,8 +251,7 @@ def verify_chain(
         and compacted.get("first_prev") == first_prev
     ):
         reason = (
-            f"receipts 1 to {start - 1} are missing and no compaction receipt accounts for"
-            " them"
+            f"receipts 1 to {start - 1} are missing and no compaction receipt accounts for them"
         )
         return VerifyReport(False, count, 1, reason, prev, start)
     if checkpoint is not None:
@@ -275,9 +293,7 @@ def check_checkpoint(
         ValueError: A key is set and the MAC is missing or wrong.
     """
     expected = checkpoint_mac(seq, head, key)
-    if expected is not None and not (
-        isinstance(mac, str) and hmac.compare_digest(mac, expected)
-    ):
+    if expected is not None and not (isinstance(mac, str) and hmac.compare_digest(mac, expected)):
         raise ValueError(
             f"the checkpoint {where} has no valid MAC for the receipt key (written without"
             " the key, or forged)"

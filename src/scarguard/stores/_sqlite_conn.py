@@ -214,6 +214,26 @@ class Connections:
             conn = self._local.conn = self._connect()
         return conn
 
+    def head(self, conn: sqlite3.Connection, version: int) -> tuple[int, str] | None:
+        """Return the receipt chain's head this connection committed last, if still current.
+
+        ``PRAGMA data_version`` does not move with a connection's own commits, only with
+        other connections' ones: read under the write lock, the same value as at that commit
+        means the chain is as this connection left it, and the head needs no read.
+        """
+        kept: tuple[sqlite3.Connection, int, tuple[int, str]] | None = getattr(
+            self._local, "head", None
+        )
+        if kept is None or kept[0] is not conn or kept[1] != version:
+            return None
+        return kept[2]
+
+    def keep_head(
+        self, conn: sqlite3.Connection, version: int, head: tuple[int, str] | None
+    ) -> None:
+        """Remember the head ``conn`` just committed at ``version`` (``None``: forget it)."""
+        self._local.head = None if head is None else (conn, version, head)
+
     def forget(self) -> None:
         """Drop connections inherited across ``fork`` (called in the child)."""
         _ABANDONED.extend(self._all)

@@ -47,6 +47,7 @@ __all__ = [
     "SQL",
     "TENANT",
     "apply_migrations",
+    "bump_many_returning_sql",
     "bump_many_sql",
     "constraint_from",
     "failure_from",
@@ -90,6 +91,12 @@ def bump_many_sql(rows: int) -> str:
     """
     values = ", ".join(["(?, ?, ?, ?, ?)"] * rows)
     return BUMP.replace("VALUES (?, ?, ?, ?, ?)", f"VALUES {values}", 1)
+
+
+@functools.lru_cache(maxsize=8)
+def bump_many_returning_sql(rows: int) -> str:
+    """Return :func:`bump_many_sql` answering each row's ``key`` and new ``count``."""
+    return f"{bump_many_sql(rows)} RETURNING key, count"
 
 
 _INITIAL = (

@@ -62,6 +62,7 @@ from scarguard.stores._sqlite_schema import (
     PUT_CONSTRAINT,
     SQL,
     TENANT,
+    bump_many_returning_sql,
     bump_many_sql,
 )
 from scarguard.stores.protocol import VerifyReport
@@ -73,22 +74,58 @@ _T = TypeVar("_T")
 _STAT_EVERY = 0.5
 """Seconds between checks, on the read path, that the database file is still the one open."""
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+_HEAD = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
+
+
+def _receipt_row(sealed: Receipt) -> tuple[Any, ...]:
+    return (sealed.seq, sealed.prev, sealed.type, sealed.at_ms, sealed.payload, sealed.hash)
+
+
+class _HeldBumps:
+    """A transaction's connection that holds counter bumps back until a statement follows.
+
+    A failure bumps several counters (``bump_many``) and then one more whose count it needs
+    (``bump``): held back, the first ones go out in the same multi-row statement as the
+    last. Any other statement, and the commit, sends them first, so every read sees them.
+    """
+
+    __slots__ = ("conn", "rows")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.rows: list[Any] = []  # the parameters of held rows, five per row
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> sqlite3.Cursor:
+        if self.rows:
+            self.send()
+        return self.conn.execute(sql, params)
+
+    def send(self) -> None:
+        """Write the held bumps (one statement per ``BUMP_MANY_ROWS`` rows)."""
+        rows, self.rows = self.rows, []
+        step = BUMP_MANY_ROWS * 5
+        for start in range(0, len(rows), step):
+            chunk = rows[start : start + step]
+            self.conn.execute(bump_many_sql(len(chunk) // 5), chunk)
 
 
 class _SQLiteTransaction(SQLTransaction):
     _sql = SQL
     _put_constraint = PUT_CONSTRAINT
-    _conn: sqlite3.Connection
+    _conn: _HeldBumps
 
     def __init__(
         self, store: SQLiteStore, conn: sqlite3.Connection, scope: Scope, begin: tuple[int, int]
     ) -> None:
         self._store = store
-        self._conn = conn
+        self._conn = _HeldBumps(conn)
         self._tenant = (scope.workspace, scope.project)
         self.changed = False
         self._begin = begin
         self._commit: tuple[int, int] | None = None
+        # The chain's head, when known without a read: the one this connection left at its
+        # last commit, if nobody committed since (same ``data_version``).
+        self.head = store._db.head(conn, begin[0]) if store.receipts else None
 
     @property
     def begin_generation(self) -> Hashable:
@@ -109,19 +146,24 @@ class _SQLiteTransaction(SQLTransaction):
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
         self.changed = True
-        if _RETURNING:
-            row = self._conn.execute(BUMP_RETURNING, (*self._tenant, key, by, now)).fetchone()
-            return int(row[0])
-        self._conn.execute(BUMP, (*self._tenant, key, by, now))
-        return self.count(key)
+        if not _RETURNING:
+            self._conn.execute(BUMP, (*self._tenant, key, by, now))
+            return self.count(key)
+        held = self._conn.rows
+        if held and len(held) < BUMP_MANY_ROWS * 5 and key not in held[2::5]:
+            # the held bumps and this one in one statement (each key once: one row back each)
+            params, self._conn.rows = [*held, *self._tenant, key, by, now], []
+            sql = bump_many_returning_sql(len(params) // 5)
+            return next(int(c) for k, c in self._conn.conn.execute(sql, params) if k == key)
+        row = self._conn.execute(BUMP_RETURNING, (*self._tenant, key, by, now)).fetchone()
+        return int(row[0])
 
     def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
+        if not keys:
+            return
         workspace, project = self._tenant
-        for start in range(0, len(keys), BUMP_MANY_ROWS):
-            chunk = keys[start : start + BUMP_MANY_ROWS]
-            params = [v for key in chunk for v in (workspace, project, key, by, now)]
-            self._conn.execute(bump_many_sql(len(chunk)), params)
-            self.changed = True
+        self._conn.rows += [v for key in keys for v in (workspace, project, key, by, now)]
+        self.changed = True
 
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
         removed = []
@@ -137,12 +179,22 @@ class _SQLiteTransaction(SQLTransaction):
     def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
         if not self._store.receipts:
             return
-        sql = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
-        head = self._conn.execute(sql).fetchone()
-        seq, prev = (int(head[0]) + 1, str(head[1])) if head else (1, GENESIS)
-        sealed = seal(seq, prev, type, at, payload, self._store._key)
-        self._conn.execute(INSERT_RECEIPT, tuple(sealed.to_row().values()))
+        head = self.head if self.head is not None else self._read_head()
+        sealed = seal(head[0] + 1, head[1], type, at, payload, self._store._key)
+        try:
+            self._conn.execute(INSERT_RECEIPT, _receipt_row(sealed))
+        except sqlite3.IntegrityError:
+            # UNIQUE(prev) or the seq key: the head moved under a stale cache. The write lock
+            # is held, so the head read now is the real one (the statement alone failed).
+            head = self._read_head()
+            sealed = seal(head[0] + 1, head[1], type, at, payload, self._store._key)
+            self._conn.execute(INSERT_RECEIPT, _receipt_row(sealed))
+        self.head = (sealed.seq, sealed.hash)
         self.changed = True
+
+    def _read_head(self) -> tuple[int, str]:
+        found = self._conn.execute(_HEAD).fetchone()
+        return (int(found[0]), str(found[1])) if found else (0, GENESIS)
 
 
 class SQLiteStore(SQLReads):
@@ -213,6 +265,7 @@ class SQLiteStore(SQLReads):
             tx = _SQLiteTransaction(self, conn, scope, (version, self._own))
             try:
                 yield tx
+                tx._conn.send()
             except sqlite3.Error as exc:
                 rollback(conn)
                 raise self._db.error("write failed", exc) from exc
@@ -225,6 +278,7 @@ class SQLiteStore(SQLReads):
                 rollback(conn)
                 raise self._db.error("commit failed", exc) from exc
             tx._commit = (version, self._bump_own()) if tx.changed else tx._begin
+            self._db.keep_head(conn, version, tx.head)
 
     def _bump_own(self) -> int:
         """Count one own commit (just made) and return the value it set.
@@ -273,6 +327,7 @@ class SQLiteStore(SQLReads):
             conn = self._db.get()
             self._db.begin(conn)
             try:
+                self._db.keep_head(conn, 0, None)  # the chain may change: read it next time
                 for sql, params in statements:
                     conn.execute(sql, params)
                 conn.execute("COMMIT")

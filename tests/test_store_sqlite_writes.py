@@ -1,0 +1,153 @@
+"""SQLiteStore write path: what one failure record costs in statements, and the chain head.
+
+A failure record is one transaction of six statements: ``BEGIN IMMEDIATE``, ``PRAGMA
+data_version``, the failure, every counter in one upsert, the receipt, ``COMMIT``. The
+receipt chain's head is kept per connection and used only while no other connection
+committed; ``UNIQUE(prev)`` catches a head gone stale anyway.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from scarguard import FailureMemory
+from scarguard.model import Scope
+from scarguard.stores import SQLiteStore
+
+ERROR = "command failed: exit code 1"
+SCOPE = Scope("acme", "web")
+
+
+def statements(memory: FailureMemory, n: int = 1, tag: str = "") -> list[list[str]]:
+    """Record ``n`` new failures; return the SQL statements each one ran."""
+    store = memory.store
+    assert isinstance(store, SQLiteStore)
+    conn = store._db.get()
+    runs: list[list[str]] = []
+    for i in range(n):
+        seen: list[str] = []
+        conn.set_trace_callback(seen.append)
+        try:
+            memory.record("bash", {"command": f"make job-{tag}{i}"}, error=ERROR)
+        finally:
+            conn.set_trace_callback(None)
+        runs.append(seen)
+    return runs
+
+
+def verbs(run: list[str]) -> list[str]:
+    return [" ".join(s.split()[:3]) for s in run]
+
+
+def test_a_failure_record_is_six_statements_and_reads_no_receipt(tmp_path: Path) -> None:
+    memory = FailureMemory(str(tmp_path / "m.db"))
+    memory.record("bash", {"command": "warm up"}, error=ERROR)
+    for run in statements(memory, 5):
+        assert verbs(run) == [
+            "BEGIN IMMEDIATE",
+            "PRAGMA data_version",
+            "INSERT INTO failures",
+            "INSERT INTO counters",
+            "INSERT INTO receipts",
+            "COMMIT",
+        ]
+        assert not any(s.startswith("SELECT") for s in run)
+    assert memory.verify().valid
+    memory.close()
+
+
+def test_every_counter_of_a_failure_is_bumped_once(tmp_path: Path) -> None:
+    """The held totals and the exact-call counter go out together, each counted once."""
+    memory = FailureMemory(str(tmp_path / "m.db"))
+    for _ in range(3):
+        memory.record("bash", {"command": "make same"}, error=ERROR)
+    counters = memory.store.counters(memory.scope)
+    exact = [v.count for k, v in counters.items() if k.startswith("x:")]
+    assert exact == [3]
+    assert counters["ft:bash"].count == 3
+    assert sum(v.count for k, v in counters.items() if k.startswith("s:")) == 3
+    memory.close()
+
+
+def test_a_commit_by_another_connection_makes_the_head_read_again(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    first, second = FailureMemory(path), FailureMemory(path)
+    first.record("bash", {"command": "a"}, error=ERROR)
+    second.record("bash", {"command": "b"}, error=ERROR)
+    (run,) = statements(first, tag="x")
+    assert "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1" in run
+    (run,) = statements(first, tag="y")
+    assert not any(s.startswith("SELECT") for s in run)
+    report = first.verify()
+    assert report.valid and report.count == 4
+    first.close()
+    second.close()
+
+
+def test_a_stale_head_is_caught_by_unique_prev_and_the_chain_stays_whole(
+    tmp_path: Path,
+) -> None:
+    memory = FailureMemory(str(tmp_path / "m.db"))
+    for i in range(3):
+        memory.record("bash", {"command": f"job {i}"}, error=ERROR)
+    store = memory.store
+    assert isinstance(store, SQLiteStore)
+    conn = store._db.get()
+    version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+    store._db.keep_head(conn, version, (1, "f" * 64))  # a head two receipts behind
+    memory.record("bash", {"command": "after"}, error=ERROR)
+    report = memory.verify()
+    assert report.valid and report.count == 4
+    memory.close()
+
+
+def test_a_rolled_back_receipt_never_becomes_the_head(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    with store.transaction(SCOPE) as tx:
+        tx.receipt("note", {"n": 1}, 1.0)
+    with pytest.raises(RuntimeError), store.transaction(SCOPE) as tx:
+        tx.receipt("note", {"n": 2}, 2.0)
+        raise RuntimeError("the body fails")
+    with store.transaction(SCOPE) as tx:
+        tx.receipt("note", {"n": 3}, 3.0)
+    report = store.verify()
+    assert report.valid and report.count == 2
+    rows = sqlite3.connect(store.location).execute("SELECT seq FROM receipts").fetchall()
+    assert rows == [(1,), (2,)]
+    store.close()
+
+
+def test_after_wipe_the_chain_starts_again_at_one(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    for n in range(3):
+        with store.transaction(SCOPE) as tx:
+            tx.receipt("note", {"n": n}, float(n))
+    store.wipe()
+    with store.transaction(SCOPE) as tx:
+        tx.receipt("note", {"n": 9}, 9.0)
+    report = store.verify()
+    assert report.valid and report.count == 1
+    store.close()
+
+
+def test_held_bumps_are_visible_to_a_read_in_the_same_transaction(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many(["a", "b", "a"], 1.0)
+        assert tx.count("a") == 2
+        assert tx.bump("b", 2.0) == 2
+        tx.bump_many(["c"], 3.0, by=5)
+    assert {k: v.count for k, v in store.counters(SCOPE).items()} == {"a": 2, "b": 2, "c": 5}
+    store.close()
+
+
+def test_held_bumps_roll_back_with_the_transaction(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    with pytest.raises(RuntimeError), store.transaction(SCOPE) as tx:
+        tx.bump_many(["a"], 1.0)
+        raise RuntimeError("the body fails")
+    assert store.counters(SCOPE) == {}
+    store.close()
