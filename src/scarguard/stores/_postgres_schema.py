@@ -46,11 +46,13 @@ TENANT = SQL.tenant
 
 INSERT_FAILURE = (
     "WITH h AS (UPDATE receipt_head SET next_failure_id = next_failure_id + 1"
-    " RETURNING next_failure_id - 1 AS id)"
+    " RETURNING next_failure_id - 1 AS id, seq, hash)"
     f" INSERT INTO failures (id, workspace, project, {', '.join(INSERT_COLUMNS)})"
     f" VALUES ((SELECT id FROM h), %s, %s, {', '.join(['%s'] * len(INSERT_COLUMNS))})"
-    " RETURNING id"
+    " RETURNING id, (SELECT seq FROM h), (SELECT hash FROM h)"
 )
+"""Add a failure with the next id; answer the id and the chain's head, which the update
+of ``receipt_head`` locks until commit (so a receipt appended next needs no read)."""
 PUT_CONSTRAINT = (
     f"INSERT INTO constraints (workspace, project, {CONSTRAINT_SQL})"
     f" VALUES (%s, %s, {', '.join(['%s'] * len(CONSTRAINT_COLUMNS))})"

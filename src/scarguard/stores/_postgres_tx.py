@@ -7,6 +7,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
+import psycopg
 
 from scarguard.errors import StoreError
 from scarguard.model import Constraint, Failure, Scope
@@ -23,7 +24,36 @@ from scarguard.stores._postgres_schema import (
 )
 from scarguard.stores._sql import CONSTRAINT_SQL, INSERT_COLUMNS, SQLTransaction, constraint_from
 
-__all__ = ["PostgresTransaction"]
+__all__ = ["Pipelined", "PostgresTransaction"]
+
+_LOCK_HEAD = "SELECT seq, hash FROM receipt_head FOR UPDATE"
+
+
+class Pipelined:
+    """A connection in pipeline mode, for one write transaction.
+
+    :meth:`queue` sends a statement whose result nobody reads without waiting for it;
+    :meth:`execute` sends one whose result is read (rows, ``rowcount``) and waits for it and
+    for everything queued before: one round trip for all of them. A failure record is then
+    three round trips (the locks and the failure; the counters; the receipt and the commit)
+    instead of one per statement.
+    """
+
+    __slots__ = ("conn", "pipeline")
+
+    def __init__(self, conn: Connection, pipeline: psycopg.Pipeline) -> None:
+        self.conn = conn
+        self.pipeline = pipeline
+
+    def queue(self, sql: str, params: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
+        """Send a statement; its result (and error, if any) comes with the next wait."""
+        return self.conn.execute(sql, params)
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
+        """Send a statement and wait for its result (and those queued before it)."""
+        cursor = self.conn.execute(sql, params)
+        self.pipeline.sync()
+        return cursor
 
 
 class PostgresTransaction(SQLTransaction):
@@ -40,11 +70,11 @@ class PostgresTransaction(SQLTransaction):
 
     _sql = SQL
     _put_constraint = PUT_CONSTRAINT
-    _conn: Connection
+    _conn: Pipelined
 
     def __init__(
         self,
-        conn: Connection,
+        conn: Pipelined,
         scope: Scope,
         *,
         receipts: bool,
@@ -60,6 +90,7 @@ class PostgresTransaction(SQLTransaction):
         self.changed = False
         self._begin = begin
         self.committed: Hashable | None = None  # set by the store after its commit
+        self._head: tuple[int, str] | None = None  # the chain's head, once locked and read
 
     @property
     def begin_generation(self) -> Hashable:
@@ -76,7 +107,10 @@ class PostgresTransaction(SQLTransaction):
         values = (*self._tenant, *(row[c] for c in INSERT_COLUMNS))
         found = self._conn.execute(INSERT_FAILURE, values).fetchone()
         self.changed = True
-        return attrs.evolve(failure, id=int(found[0]) if found else None)
+        if found is None:
+            return attrs.evolve(failure, id=None)
+        self._head = (int(found[1]), str(found[2]))  # locked by the insert until commit
+        return attrs.evolve(failure, id=int(found[0]))
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
         found = self._conn.execute(BUMP, (*self._tenant, key, by, now)).fetchone()
@@ -90,7 +124,7 @@ class PostgresTransaction(SQLTransaction):
         tally = sorted(Counter(keys).items())
         names = [key for key, _ in tally]
         amounts = [n * by for _, n in tally]
-        self._conn.execute(BUMP_MANY, (*self._tenant, now, names, amounts))
+        self._conn.queue(BUMP_MANY, (*self._tenant, now, names, amounts))
         self.changed = True
 
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
@@ -107,10 +141,14 @@ class PostgresTransaction(SQLTransaction):
     def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
         if not self._receipts:
             return
-        head = self._conn.execute("SELECT seq, hash FROM receipt_head FOR UPDATE").fetchone()
+        head = self._head
         if head is None:
-            raise self._error("the receipt_head row is missing")
-        sealed = seal(int(head[0]) + 1, str(head[1]), type, at, payload, self._key)
-        values = tuple(sealed.to_row().values())
-        self._conn.execute(INSERT_RECEIPT, (*values, sealed.seq, sealed.hash))
+            found = self._conn.execute(_LOCK_HEAD).fetchone()
+            if found is None:
+                raise self._error("the receipt_head row is missing")
+            head = (int(found[0]), str(found[1]))
+        sealed = seal(head[0] + 1, head[1], type, at, payload, self._key)
+        values = (sealed.seq, sealed.prev, sealed.type, sealed.at_ms, sealed.payload, sealed.hash)
+        self._conn.queue(INSERT_RECEIPT, (*values, sealed.seq, sealed.hash))
+        self._head = (sealed.seq, sealed.hash)
         self.changed = True

@@ -87,7 +87,6 @@ class Watch:
         self._db_generation = 0
         self._next_check = 0.0
         self._warned = False
-        self._commit_sql = ""
         self.own = 0  # ticket of this instance's latest commit in this process
         self._tickets = 0
         self._inflight = 0  # own commits sent but not yet counted
@@ -102,20 +101,6 @@ class Watch:
     def _new_token(self) -> None:
         self.token = f"{os.getpid()}-{secrets.token_hex(6)}"
         self._token_bytes = self.token.encode()
-        self._commit_sql = ""
-
-    def commit_sql(self, conn: Connection) -> str:
-        """Return the statements that end a changing transaction: bump, notify, commit."""
-        if not self._commit_sql:
-            self._commit_sql = (
-                sql.SQL(
-                    "UPDATE meta SET generation = generation + 1 RETURNING generation;"
-                    " SELECT pg_notify({}, {}); COMMIT"
-                )
-                .format(sql.Literal(self.channel), sql.Literal(self.token))
-                .as_string(conn)
-            )
-        return self._commit_sql
 
     def _listen(self) -> Connection:
         conn = self._db.connect()

@@ -46,6 +46,7 @@ The discipline, and why:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -74,7 +75,7 @@ from scarguard.stores._postgres_conn import (
     split_url,
 )
 from scarguard.stores._postgres_schema import SQL
-from scarguard.stores._postgres_tx import PostgresTransaction
+from scarguard.stores._postgres_tx import Pipelined, PostgresTransaction
 from scarguard.stores._postgres_watch import Watch
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads
 from scarguard.stores.protocol import VerifyReport
@@ -92,6 +93,28 @@ _SAVE_CHECKPOINT = (
     " ON CONFLICT (id) DO UPDATE SET seq = EXCLUDED.seq, hash = EXCLUDED.hash, mac = EXCLUDED.mac"
     " WHERE receipt_checkpoint.seq <= EXCLUDED.seq"
 )
+
+_Pipeline = contextlib.AbstractContextManager[psycopg.Pipeline]
+_BUMP_GENERATION = "UPDATE meta SET generation = generation + 1 RETURNING generation"
+
+
+class _Opened:
+    """A write transaction being run by ``PostgresStore._pipelined``."""
+
+    __slots__ = ("begin", "changed", "link", "own")
+
+    def __init__(self, link: Pipelined) -> None:
+        self.link = link
+        self.begin: tuple[int, int] = (0, 0)
+        self.changed = True
+        self.own: int | None = None
+
+
+def _abandon(conn: Connection, pipeline: _Pipeline) -> None:
+    """Leave pipeline mode and roll back; never raise (an exception is already in flight)."""
+    with contextlib.suppress(psycopg.Error):
+        pipeline.__exit__(None, None, None)
+    rollback(conn)
 
 
 class PostgresStore(SQLReads):
@@ -219,70 +242,90 @@ class PostgresStore(SQLReads):
         separator = "&" if "?" in self._safe_url else "?"
         return f"{self._safe_url}{separator}schema={self.schema}"
 
-    def _begin(self, conn: Connection, scope: Scope | None) -> None:
-        """Start a write transaction holding the schema lock (shared) and the tenant lock."""
-        if scope is None:  # every tenant: the schema lock, exclusively
-            locks = f"SELECT pg_advisory_xact_lock({self._db.global_key})"
-        else:
-            tenant = (scope.workspace, scope.project)
-            key = self._tenant_keys.get(tenant)
-            if key is None:
-                key = self._tenant_keys[tenant] = lock_key("tenant", self.schema, *tenant)
-            locks = (
-                f"SELECT pg_advisory_xact_lock_shared({self._db.global_key});"
-                f" SELECT pg_advisory_xact_lock({key})"
-            )
-        try:
-            conn.execute(f"BEGIN ISOLATION LEVEL READ COMMITTED; {locks}")
-        except psycopg.Error as exc:
-            rollback(conn)
-            raise self._db.error("cannot start a write transaction", exc) from exc
+    @contextmanager
+    def transaction(self, scope: Scope) -> Iterator[PostgresTransaction]:
+        """Hold the tenant's write lock (READ COMMITTED); roll back if the body raises.
 
-    def _commit(self, conn: Connection, changed: bool) -> int | None:
-        """Commit; return the own-commit ticket it set (``None`` when nothing changed)."""
+        The transaction runs in pipeline mode (see ``_postgres_tx.Pipelined``): the locks go
+        out with the first statement whose answer is needed, the commit with the statements
+        queued last.
+        """
+        with self._pipelined(scope) as opened:
+            tx = PostgresTransaction(
+                opened.link,
+                scope,
+                receipts=self.receipts,
+                key=self._key,
+                error=self._db.error,
+                begin=opened.begin,
+            )
+            yield tx
+            opened.changed = tx.changed
+        begin = opened.begin
+        tx.committed = begin if opened.own is None else (begin[0], opened.own)
+
+    @contextmanager
+    def _pipelined(self, scope: Scope | None) -> Iterator[_Opened]:
+        """Open a write transaction in pipeline mode; commit it, or roll back on error."""
+        self._ready()
+        conn = self._db.get()
+        pipeline = conn.pipeline()
+        try:
+            opened = _Opened(Pipelined(conn, pipeline.__enter__()))
+        except psycopg.Error as exc:
+            raise self._db.error("cannot start a write transaction", exc) from exc
+        try:
+            for statement in self._begin_statements(scope):
+                opened.link.queue(statement)
+            opened.begin = self._watch.begin_token()
+            yield opened
+        except psycopg.Error as exc:
+            _abandon(conn, pipeline)
+            raise self._db.error("write failed", exc) from exc
+        except BaseException:
+            _abandon(conn, pipeline)
+            raise
+        opened.own = self._commit(conn, pipeline, opened.changed)
+
+    def _begin_statements(self, scope: Scope | None) -> list[str]:
+        """The statements starting a write transaction: the schema lock, the tenant lock."""
+        if scope is None:  # every tenant: the schema lock, exclusively
+            return ["BEGIN", f"SELECT pg_advisory_xact_lock({self._db.global_key})"]
+        tenant = (scope.workspace, scope.project)
+        key = self._tenant_keys.get(tenant)
+        if key is None:
+            key = self._tenant_keys[tenant] = lock_key("tenant", self.schema, *tenant)
+        return [
+            "BEGIN ISOLATION LEVEL READ COMMITTED",
+            f"SELECT pg_advisory_xact_lock_shared({self._db.global_key})",
+            f"SELECT pg_advisory_xact_lock({key})",
+        ]
+
+    def _commit(self, conn: Connection, pipeline: _Pipeline, changed: bool) -> int | None:
+        """Queue the commit and end the pipeline (one round trip); return the own ticket."""
         if not changed:
             try:
                 conn.execute("COMMIT")
+                pipeline.__exit__(None, None, None)
             except psycopg.Error as exc:
-                rollback(conn)
+                _abandon(conn, pipeline)
                 raise self._db.error("commit failed", exc) from exc
             return None
         ticket = self._watch.start_commit()
         committed, value = False, None
         try:
-            row = conn.execute(self._watch.commit_sql(conn)).fetchone()
+            bumped = conn.execute(_BUMP_GENERATION)
+            conn.execute("SELECT pg_notify(%s, %s)", (self._watch.channel, self._watch.token))
+            conn.execute("COMMIT")
+            pipeline.__exit__(None, None, None)
+            row = bumped.fetchone()
             committed, value = True, None if row is None else int(row[0])
         except psycopg.Error as exc:
-            rollback(conn)
+            _abandon(conn, pipeline)
             raise self._db.error("commit failed", exc) from exc
         finally:
             self._watch.end_commit(ticket, committed, value)
         return ticket
-
-    @contextmanager
-    def transaction(self, scope: Scope) -> Iterator[PostgresTransaction]:
-        """Hold the tenant's write lock (READ COMMITTED); roll back if the body raises."""
-        self._ready()
-        conn = self._db.get()
-        self._begin(conn, scope)
-        try:
-            begin = self._watch.begin_token()
-        except BaseException:
-            rollback(conn)
-            raise
-        tx = PostgresTransaction(
-            conn, scope, receipts=self.receipts, key=self._key, error=self._db.error, begin=begin
-        )
-        try:
-            yield tx
-        except psycopg.Error as exc:
-            rollback(conn)
-            raise self._db.error("write failed", exc) from exc
-        except BaseException:
-            rollback(conn)
-            raise
-        own = self._commit(conn, tx.changed)
-        tx.committed = begin if own is None else (begin[0], own)
 
     def generation(self) -> Hashable:
         """Return ``(commits noticed from elsewhere, own commits)``: no round trip.
@@ -313,19 +356,9 @@ class PostgresStore(SQLReads):
     def _write(
         self, scope: Scope | None, statements: Iterable[tuple[str, tuple[Any, ...]]]
     ) -> None:
-        self._ready()
-        conn = self._db.get()
-        self._begin(conn, scope)
-        try:
+        with self._pipelined(scope) as opened:
             for sql, params in statements:
-                conn.execute(sql, params)
-        except psycopg.Error as exc:
-            rollback(conn)
-            raise self._db.error("write failed", exc) from exc
-        except BaseException:
-            rollback(conn)
-            raise
-        self._commit(conn, True)
+                opened.link.queue(sql, params)
 
     def clear(self, scope: Scope) -> None:
         """Delete the tenant's failures, counters and constraints; the chain stays."""
