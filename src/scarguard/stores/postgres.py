@@ -16,11 +16,18 @@ The discipline, and why:
   2. ``pg_advisory_xact_lock(<schema, workspace, project>)``: one writer per tenant at a
      time, as SQLite's ``BEGIN IMMEDIATE`` gives, so that counters read, constraints
      written and receipts appended never interleave with another writer of the tenant.
-     Both are taken in the ``BEGIN`` round trip.
+     Both are queued behind ``BEGIN`` and taken in the transaction's first round trip.
   3. the single ``receipt_head`` row, locked by the first ``add_failure`` or ``receipt``
      until commit: chain appends of all tenants are serialised (the chain cannot fork;
      ``UNIQUE(prev)`` backs this up) and failure ids are given transactionally.
   4. the ``meta`` row, bumped in the ``COMMIT`` round trip (held only for the commit).
+
+* **Pipeline mode** (psycopg): a statement whose answer nobody reads (the locks, counters
+  bumped in bulk, a receipt, the commit's statements) is sent without waiting; one whose
+  answer is read waits for it and everything before it in one round trip. A failure record
+  is three: the locks with the failure (whose insert also answers the chain head it
+  locks), the counters, the receipt with the commit. An error of a statement sent earlier
+  surfaces at the next wait, still inside the transaction, which is then rolled back.
 
   Counters are ``INSERT … ON CONFLICT … DO UPDATE … RETURNING count``: atomic in any case.
 * **Every write is one explicit ``BEGIN`` … ``COMMIT``**; any exception rolls back, and the
