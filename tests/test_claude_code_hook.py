@@ -263,3 +263,24 @@ def test_neither_the_package_nor_the_hook_imports_the_mcp_sdk() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (done.returncode, done.stdout.strip()) == (0, "[]"), done.stderr
+
+
+def test_a_check_only_process_never_builds_the_signature_bank(tmp_path: Path) -> None:
+    """A hook answering ``PreToolUse`` only checks: the default bank's patterns stay unbuilt.
+
+    Building it compiles every signature's pattern, a good part of a process's start; the
+    first failure to name builds it.
+    """
+    path = str(tmp_path / "memory.db")
+    code = (
+        "import sys\n"
+        "from scarguard import FailureMemory\n"
+        f"m = FailureMemory({path!r})\n"
+        "m.check('bash', {'command': 'ls'})\n"
+        "before = 'scarguard.naming.bank' in sys.modules\n"
+        "m.record('bash', {'command': 'ls'}, error='command failed: exit code 1')\n"
+        "print(before, 'scarguard.naming.bank' in sys.modules)\n"
+        "m.close()"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.split()) == (0, ["False", "True"]), done.stderr

@@ -54,7 +54,7 @@ from scarguard.model import (
 from scarguard.naming.blame import classify_blame
 from scarguard.naming.classify import Classification, error_parts
 from scarguard.naming.retry_after import retry_after
-from scarguard.naming.signatures import DEFAULT_BANK, Signature, SignatureBank
+from scarguard.naming.signatures import Signature, SignatureBank
 from scarguard.observe import LocalObserver, Observer
 from scarguard.policy import Policy
 from scarguard.redact import Redactor
@@ -170,7 +170,7 @@ class FailureMemory(MaintenanceMixin):
         for tool, candidate in [("adapter", self.adapter), *self._adapters.items()]:
             if not isinstance(candidate, Adapter):
                 raise ConfigurationError(f"{tool}: {candidate!r} does not implement Adapter")
-        self.signatures = DEFAULT_BANK if signatures is None else signatures
+        self._signatures = signatures  # None: the default bank, built on first use
         if isinstance(redactor, Redactor) or redactor is None:
             self.redactor = redactor or Redactor()
         else:
@@ -204,6 +204,25 @@ class FailureMemory(MaintenanceMixin):
         _MEMORIES.add(self)
         atexit.register(_flush_at_exit, weakref.ref(self))
         self._apply_retention()
+
+    @property
+    def signatures(self) -> SignatureBank:
+        """The signature bank that names failures.
+
+        The default bank is built on first use: compiling its patterns is a good part of a
+        process's start, and a process that only checks calls (a hook answering one
+        ``PreToolUse``) never needs it.
+        """
+        bank = self._signatures
+        if bank is None:
+            from scarguard.naming.signatures import DEFAULT_BANK
+
+            bank = self._signatures = DEFAULT_BANK
+        return bank
+
+    @signatures.setter
+    def signatures(self, bank: SignatureBank) -> None:
+        self._signatures = bank
 
     def __repr__(self) -> str:
         s = self.scope
