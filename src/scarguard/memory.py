@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
+from scarguard import _fork
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
 from scarguard.canonical import storable_text
@@ -1034,6 +1035,7 @@ def _flush_at_exit(ref: weakref.ReferenceType[FailureMemory]) -> None:
             memory.flush()
 
 
+@_fork.in_child
 def _reset_after_fork() -> None:
     """Give a forked child fresh locks, no inherited pending work and its own session id."""
     global _default_lock
@@ -1051,10 +1053,6 @@ def _reset_after_fork() -> None:
         memory._progress = ProgressTracker(memory.policy)
         if not memory._fixed_session:
             memory.scope = attrs.evolve(memory.scope, session=uuid.uuid4().hex[:12])
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
 
 _default: FailureMemory | None = None
 _default_lock = threading.Lock()

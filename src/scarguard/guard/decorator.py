@@ -21,7 +21,6 @@ for a memory with a path, the default memory re-created lazily).
 from __future__ import annotations
 
 import inspect
-import os
 import pickle
 import sys
 import threading
@@ -31,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, ov
 import attrs
 import wrapt
 
+from scarguard import _fork
 from scarguard.errors import ConfigurationError
 from scarguard.frameworks import CONTEXT_PARAM_NAMES, CONTEXT_TYPE_NAMES, framework_tool_name
 from scarguard.guard.binding import ArgBinder
@@ -240,13 +240,10 @@ _REOPENED: dict[tuple[str, str, str], FailureMemory] = {}
 _REOPEN_LOCK = threading.Lock()
 
 
+@_fork.in_child
 def _reset_after_fork() -> None:
     global _REOPEN_LOCK
     _REOPEN_LOCK = threading.Lock()  # another thread may have held it at fork time
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)
 
 
 def _memory_ref(guard: ToolGuard) -> _MemoryRef | None:

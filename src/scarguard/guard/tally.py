@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import threading
 import weakref
 
 import attrs
+
+from scarguard import _fork
 
 __all__ = ["Tally", "ToolStats"]
 
@@ -69,11 +70,8 @@ class Tally:
             return ToolStats(**self._counts)
 
 
+@_fork.in_child
 def _reset_after_fork() -> None:
     # a lock held by another thread at fork time would stay held forever in the child
     for tally in list(_TALLIES):
         tally.lock = threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_reset_after_fork)

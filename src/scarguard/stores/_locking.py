@@ -20,6 +20,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from scarguard import _fork
 from scarguard.errors import StoreError
 
 try:
@@ -32,6 +33,7 @@ __all__ = ["file_lock"]
 _held: dict[int, int] = {}  # lock descriptor -> ident of the thread holding it
 
 
+@_fork.in_child
 def _after_fork_in_child() -> None:
     me = threading.get_ident()
     for fd, owner in list(_held.items()):
@@ -39,10 +41,6 @@ def _after_fork_in_child() -> None:
             del _held[fd]
             with contextlib.suppress(OSError):
                 os.close(fd)
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 @contextmanager

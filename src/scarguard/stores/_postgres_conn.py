@@ -16,15 +16,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import threading
-import weakref
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
+from scarguard import _fork
 from scarguard.errors import ConfigurationError, SchemaVersionError, StoreError
 from scarguard.stores._postgres_deadline import BoundedConnection
 from scarguard.stores._postgres_schema import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION
@@ -33,18 +32,8 @@ __all__ = ["Connection", "Connections", "lock_key", "redact_url", "rollback", "s
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
-_LIVE: weakref.WeakSet[Connections] = weakref.WeakSet()
 _ABANDONED: list[Connection] = []  # inherited across fork: kept alive, never closed
 _SCHEMA_PARAM = "schema"
-
-
-def _after_fork_in_child() -> None:
-    for connections in list(_LIVE):
-        connections.forget()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def split_url(url: str) -> tuple[str, str | None]:
@@ -159,7 +148,7 @@ class Connections:
         self._all: list[Connection] = []
         self._closed = False
         self._open()
-        _LIVE.add(self)
+        _fork.track(self, Connections.forget)
 
     def error(self, what: str, exc: BaseException | None = None) -> StoreError:
         """Return a :class:`StoreError` naming the URL (no password), ``what`` failed and why."""
@@ -305,4 +294,4 @@ class Connections:
         for conn in connections:
             with contextlib.suppress(psycopg.Error):  # closing never matters more than the caller
                 conn.close()
-        _LIVE.discard(self)
+        _fork.untrack(self)

@@ -21,6 +21,8 @@ from typing import Any
 
 import psycopg
 
+from scarguard import _fork
+
 __all__ = ["BoundedConnection", "watchdog"]
 
 _TICK = 0.25
@@ -72,8 +74,7 @@ class _Watchdog:
 
 
 watchdog = _Watchdog()
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=watchdog.reset)
+_fork.in_child(watchdog.reset)
 
 
 class BoundedConnection(psycopg.Connection[tuple[Any, ...]]):

@@ -35,27 +35,17 @@ import os
 import secrets
 import threading
 import time
-import weakref
 
 import psycopg
 from psycopg import sql
 
+from scarguard import _fork
 from scarguard.errors import StoreError
 from scarguard.stores._postgres_conn import Connection, Connections
 
 __all__ = ["Watch", "channel_for"]
 
 _log = logging.getLogger("scarguard.stores.postgres")
-_LIVE: weakref.WeakSet[Watch] = weakref.WeakSet()
-
-
-def _after_fork_in_child() -> None:
-    for watch in list(_LIVE):
-        watch.forget()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def channel_for(schema: str) -> str:
@@ -96,7 +86,7 @@ class Watch:
             self._listener = self._listen()  # errors surface at open, not on the hot path
             self._db_generation = self._read(self._listener)
             self._next_check = time.monotonic() + self.every
-        _LIVE.add(self)
+        _fork.track(self, Watch.forget)
 
     def _new_token(self) -> None:
         self.token = f"{os.getpid()}-{secrets.token_hex(6)}"
@@ -250,4 +240,4 @@ class Watch:
         """Forget the listener (the connections' owner closes it)."""
         with self._lock:
             self._listener = None
-        _LIVE.discard(self)
+        _fork.untrack(self)

@@ -17,12 +17,12 @@ import logging
 import os
 import sqlite3
 import threading
-import weakref
 from typing import TYPE_CHECKING
 
+from scarguard import _fork
+from scarguard._fork import writing
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
-from scarguard.stores._forkgate import writing
 from scarguard.stores._sqlite_schema import SCHEMA_VERSION, apply_migrations, user_version
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ __all__ = ["Connections", "is_busy", "rollback"]
 
 _HEADER = b"SQLite format 3\x00"
 _log = logging.getLogger("scarguard.stores.sqlite")
-_LIVE: weakref.WeakSet[Connections] = weakref.WeakSet()
 _ABANDONED: list[sqlite3.Connection] = []  # inherited across fork: kept alive, never closed
 
 
@@ -42,15 +41,6 @@ def _identity(path: str) -> tuple[int, int] | None:
     except OSError:
         return None
     return (st.st_dev, st.st_ino)
-
-
-def _after_fork_in_child() -> None:
-    for connections in list(_LIVE):
-        connections.forget()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def is_busy(exc: BaseException) -> bool:
@@ -92,7 +82,7 @@ class Connections:
         self._closed = False
         self._open()
         self.identity = _identity(self.path)
-        _LIVE.add(self)
+        _fork.track(self, Connections.forget)
 
     def still_the_file(self) -> bool:
         """Make sure the file at the path is the one open; reopen or raise if it is not.
@@ -282,4 +272,4 @@ class Connections:
         for conn in connections:
             with contextlib.suppress(sqlite3.Error):  # closing never matters more than the caller
                 conn.close()
-        _LIVE.discard(self)
+        _fork.untrack(self)

@@ -31,11 +31,11 @@ import logging
 import os
 import threading
 import time
-import weakref
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from scarguard import _fork
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.model import Constraint, Failure, Scope
@@ -60,7 +60,6 @@ _log = logging.getLogger(__name__)
 _STALE_SECONDS = 60.0
 
 
-_LIVE: weakref.WeakSet[JSONStore] = weakref.WeakSet()
 
 
 MAX_ENTRIES = 10_000
@@ -71,14 +70,10 @@ def _entries(tenants: Mapping[js.Tenant, js.TenantState]) -> int:
     return sum(len(t.counters) + len(t.constraints) for t in tenants.values())
 
 
-def _after_fork_in_child() -> None:
-    for store in list(_LIVE):  # a mutex held by another parent thread would never be freed
-        store._mutex = threading.RLock()
-        store._depth = 0
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows
-    os.register_at_fork(after_in_child=_after_fork_in_child)
+def _forget_after_fork(store: JSONStore) -> None:
+    # a mutex held by another parent thread would never be freed
+    store._mutex = threading.RLock()
+    store._depth = 0
 
 
 class JSONStore:
@@ -135,7 +130,7 @@ class JSONStore:
             raise self._error("cannot create its folder", exc) from exc
         with self._locked(exclusive=True):
             js.sweep_temps(self._path, now=self._clock(), stale_after=_STALE_SECONDS)
-        _LIVE.add(self)
+        _fork.track(self, _forget_after_fork)
 
     @property
     def location(self) -> str:

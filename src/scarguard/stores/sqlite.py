@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from scarguard._fork import writing
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import (
     GENESIS,
@@ -49,7 +50,6 @@ from scarguard.receipts import (
     seal,
     verify_chain,
 )
-from scarguard.stores._forkgate import writing
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
 from scarguard.stores._sqlite_conn import Connections, rollback
 from scarguard.stores._sqlite_schema import (
