@@ -17,6 +17,7 @@ import logging
 import os
 import sqlite3
 import threading
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from scarguard import _fork
@@ -152,16 +153,10 @@ class Connections:
             self._check_version(conn)  # before the first write: a newer file stays untouched
             conn.execute("PRAGMA journal_mode=WAL")
             if user_version(conn) < SCHEMA_VERSION:
-                with writing():  # no fork while this thread holds the write lock
-                    self.begin(conn)
-                    try:
-                        self._check_version(conn)
-                        if user_version(conn) < SCHEMA_VERSION:  # another process may have won
-                            apply_migrations(conn)
-                        conn.execute("COMMIT")
-                    except BaseException:
-                        rollback(conn)
-                        raise
+                with self.write(conn):
+                    self._check_version(conn)
+                    if user_version(conn) < SCHEMA_VERSION:  # another process may have won
+                        apply_migrations(conn)
         except StoreError:
             self.close()
             raise
@@ -230,6 +225,30 @@ class Connections:
         self._all = []
         self._local = threading.local()
         self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def write(self, conn: sqlite3.Connection) -> Iterator[None]:
+        """Run the ``with`` block as one write transaction on ``conn``, all or nothing.
+
+        ``BEGIN IMMEDIATE`` (busy retried, see :meth:`begin`) under the fork gate, then
+        ``COMMIT``. Anything raised rolls back, and the rollback never masks it; an SQLite
+        error becomes :class:`StoreError` naming the file.
+        """
+        with writing():  # no fork while this thread holds the write lock (scarguard._fork)
+            self.begin(conn)
+            try:
+                yield
+            except sqlite3.Error as exc:
+                rollback(conn)
+                raise self.error("write failed", exc) from exc
+            except BaseException:
+                rollback(conn)
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                rollback(conn)
+                raise self.error("commit failed", exc) from exc
 
     def begin(self, conn: sqlite3.Connection) -> None:
         """Start a write transaction with ``BEGIN IMMEDIATE``, retrying while busy.

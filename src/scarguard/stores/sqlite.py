@@ -39,7 +39,6 @@ from typing import Any, TypeVar
 
 import attrs
 
-from scarguard._fork import writing
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import (
     GENESIS,
@@ -248,37 +247,17 @@ class SQLiteStore(SQLReads):
     def transaction(self, scope: Scope) -> Iterator[_SQLiteTransaction]:
         """Hold SQLite's write lock (``BEGIN IMMEDIATE``); roll back if the body raises."""
         self._db.still_the_file()  # never write into a file deleted or replaced meanwhile
-        with writing():  # no fork while this thread holds the write lock (_forkgate)
-            conn = self._db.get()
-            self._db.begin(conn)
-            try:
-                # Under the write lock: no connection can commit until ours does. data_version
-                # does not move with this connection's own commit, so it is also the first half
-                # of the token right after the commit.
-                version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-            except sqlite3.Error as exc:
-                rollback(conn)
-                raise self._db.error("write failed", exc) from exc
-            except BaseException:
-                rollback(conn)
-                raise
+        conn = self._db.get()
+        with self._db.write(conn):
+            # Under the write lock: no connection can commit until ours does. data_version
+            # does not move with this connection's own commit, so it is also the first half
+            # of the token right after the commit.
+            version = int(conn.execute("PRAGMA data_version").fetchone()[0])
             tx = _SQLiteTransaction(self, conn, scope, (version, self._own))
-            try:
-                yield tx
-                tx._conn.send()
-            except sqlite3.Error as exc:
-                rollback(conn)
-                raise self._db.error("write failed", exc) from exc
-            except BaseException:
-                rollback(conn)
-                raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                rollback(conn)
-                raise self._db.error("commit failed", exc) from exc
-            tx._commit = (version, self._bump_own()) if tx.changed else tx._begin
-            self._db.keep_head(conn, version, tx.head)
+            yield tx
+            tx._conn.send()
+        tx._commit = (version, self._bump_own()) if tx.changed else tx._begin
+        self._db.keep_head(conn, version, tx.head)
 
     def _bump_own(self) -> int:
         """Count one own commit (just made) and return the value it set.
@@ -323,20 +302,11 @@ class SQLiteStore(SQLReads):
 
     def _write(self, statements: Iterable[tuple[str, tuple[Any, ...]]]) -> None:
         self._db.still_the_file()
-        with writing():
-            conn = self._db.get()
-            self._db.begin(conn)
-            try:
-                self._db.keep_head(conn, 0, None)  # the chain may change: read it next time
-                for sql, params in statements:
-                    conn.execute(sql, params)
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                rollback(conn)
-                raise self._db.error("write failed", exc) from exc
-            except BaseException:
-                rollback(conn)
-                raise
+        conn = self._db.get()
+        with self._db.write(conn):
+            self._db.keep_head(conn, 0, None)  # the chain may change: read it next time
+            for sql, params in statements:
+                conn.execute(sql, params)
         self._bump_own()
 
     def clear(self, scope: Scope) -> None:
