@@ -272,8 +272,16 @@ class PostgresStore(SQLReads):
         tx.committed = begin if opened.own is None else (begin[0], opened.own)
 
     @contextmanager
-    def _pipelined(self, scope: Scope | None) -> Iterator[_Opened]:
-        """Open a write transaction in pipeline mode; commit it, or roll back on error."""
+    def _pipelined(
+        self, scope: Scope | None, *, chain_only: bool = False, what: str = "write failed"
+    ) -> Iterator[_Opened]:
+        """Run the ``with`` block as one write transaction in pipeline mode, all or nothing.
+
+        The locks of :meth:`_begin_statements` are queued behind ``BEGIN``; the commit bumps
+        the generation and notifies unless the block set ``changed`` false. Anything raised
+        rolls back (the rollback never masks it); a driver error becomes :class:`StoreError`
+        saying ``what`` failed.
+        """
         self._ready()
         conn = self._db.get()
         pipeline = conn.pipeline()
@@ -282,20 +290,29 @@ class PostgresStore(SQLReads):
         except psycopg.Error as exc:
             raise self._db.error("cannot start a write transaction", exc) from exc
         try:
-            for statement in self._begin_statements(scope):
+            for statement in self._begin_statements(scope, chain_only=chain_only):
                 opened.link.queue(statement)
             opened.begin = self._watch.begin_token()
             yield opened
         except psycopg.Error as exc:
             _abandon(conn, pipeline)
-            raise self._db.error("write failed", exc) from exc
+            raise self._db.error(what, exc) from exc
         except BaseException:
             _abandon(conn, pipeline)
             raise
         opened.own = self._commit(conn, pipeline, opened.changed)
 
-    def _begin_statements(self, scope: Scope | None) -> list[str]:
-        """The statements starting a write transaction: the schema lock, the tenant lock."""
+    def _begin_statements(self, scope: Scope | None, *, chain_only: bool = False) -> list[str]:
+        """The statements starting a write transaction: the schema lock, the tenant lock.
+
+        ``scope`` ``None`` takes the schema lock exclusively (every tenant); ``chain_only``
+        takes it shared and no tenant's (the chain's checkpoint belongs to no tenant).
+        """
+        if chain_only:
+            return [
+                "BEGIN ISOLATION LEVEL READ COMMITTED",
+                f"SELECT pg_advisory_xact_lock_shared({self._db.global_key})",
+            ]
         if scope is None:  # every tenant: the schema lock, exclusively
             return ["BEGIN", f"SELECT pg_advisory_xact_lock({self._db.global_key})"]
         tenant = (scope.workspace, scope.project)
@@ -437,18 +454,12 @@ class PostgresStore(SQLReads):
 
         Not a change of the memory: no generation bump, no notification.
         """
-        conn = self._db.get()
-        try:
-            conn.execute(
-                "BEGIN ISOLATION LEVEL READ COMMITTED;"
-                f" SELECT pg_advisory_xact_lock_shared({self._db.global_key})"
-            )
-            mac = checkpoint_mac(seq, head, self._key)
-            conn.execute(_SAVE_CHECKPOINT, (seq, head, mac, seq, head))
-            conn.execute("COMMIT")
-        except psycopg.Error as exc:
-            rollback(conn)
-            raise self._db.error("cannot save the receipt checkpoint", exc) from exc
+        mac = checkpoint_mac(seq, head, self._key)
+        with self._pipelined(
+            None, chain_only=True, what="cannot save the receipt checkpoint"
+        ) as opened:
+            opened.changed = False
+            opened.link.queue(_SAVE_CHECKPOINT, (seq, head, mac, seq, head))
 
     def checkpoint(self) -> VerifyReport:
         """Verify the chain and record its head in ``receipt_checkpoint``; return the report.
