@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import attrs
 import pytest
@@ -17,9 +19,11 @@ from scarguard.receipts import (
     COMPACT,
     GENESIS,
     KEY_ENV,
+    Chain,
     load_checkpoint,
     seal,
     verify_chain,
+    verify_store,
     write_checkpoint,
 )
 from scarguard.stores import JSONStore, SQLiteStore, Store
@@ -443,3 +447,57 @@ def test_the_body_written_directly_is_the_canonical_json(
         odd.body()
         == json.dumps({**record, "seq": True}, sort_keys=True, separators=(",", ":")).encode()
     )
+
+
+class _Saved:
+    """Checkpoints kept in a list; ``fail`` makes saving fail with that reason."""
+
+    def __init__(self, saved: tuple[int, str] | None = None, fail: str = "") -> None:
+        self.saved = saved
+        self.fail = fail
+        self.writes: list[tuple[int, str]] = []
+
+    def load(self) -> tuple[int, str] | None:
+        return self.saved
+
+    def save(self, seq: int, head: str) -> str:
+        if self.fail:
+            return self.fail
+        self.writes.append((seq, head))
+        self.saved = (seq, head)
+        return ""
+
+
+def _reading(found: Chain) -> Callable[[], Any]:
+    @contextlib.contextmanager
+    def read() -> Iterator[Chain]:
+        yield found
+
+    return read
+
+
+def test_verify_store_saves_the_head_of_a_valid_chain() -> None:
+    receipts = chain(3)
+    saved = _Saved()
+    report = verify_store(_reading(Chain(receipts, (3, receipts[-1].hash))), saved)
+    assert report.valid and report.count == 3
+    assert saved.writes == [(3, receipts[-1].hash)]
+    assert verify_store(_reading(Chain(receipts[:2])), saved).first_broken == 3  # truncated
+
+
+def test_verify_store_compares_the_chain_with_the_stores_head() -> None:
+    receipts = chain(3)
+    short = verify_store(_reading(Chain(receipts, (5, "x" * 64))), None)
+    assert not short.valid and short.first_broken == 4 and "head is 5" in short.reason
+    other = verify_store(_reading(Chain(receipts, (3, "x" * 64))), None)
+    assert not other.valid and other.first_broken == 3 and "differs" in other.reason
+
+
+def test_verify_store_reports_damage_unreadable_receipts_and_unsaved_checkpoints() -> None:
+    receipts = chain(2)
+    damaged = verify_store(_reading(Chain(receipts, damage="a journal is torn")), None)
+    assert not damaged.valid and damaged.reason == "a journal is torn"
+    unreadable = verify_store(_reading(Chain(receipts[:1], unreadable=2)), None)
+    assert (unreadable.valid, unreadable.count, unreadable.first_broken) == (False, 1, 2)
+    unsaved = verify_store(_reading(Chain(receipts)), _Saved(fail="the disk is full"))
+    assert unsaved.valid and unsaved.reason == "the disk is full"

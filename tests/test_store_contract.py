@@ -604,3 +604,16 @@ def test_a_json_export_with_surrogates_imports_into_sqlite(
     target = store_factory("sqlite")
     assert target.import_(SCOPE, list(source.export(SCOPE))) == 2
     assert target.failures(SCOPE)[0].tool == "t" + "caf\\udcff\\x00"
+
+
+def test_a_rolled_back_receipt_never_enters_the_chain(store: Store) -> None:
+    """One chain for every tenant; a receipt appended by a transaction that fails is gone."""
+    with store.transaction(SCOPE) as tx:
+        tx.receipt("failure", {"i": 0}, 1.0)
+    with pytest.raises(RuntimeError), store.transaction(OTHER) as tx:
+        tx.receipt("failure", {"i": 1}, 2.0)
+        raise RuntimeError("the body fails")
+    with store.transaction(OTHER) as tx:
+        tx.receipt("failure", {"i": 2}, 3.0)
+    report = store.verify()
+    assert report.valid and report.count == 2 and report.last_seq == 2, report

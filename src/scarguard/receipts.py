@@ -23,8 +23,9 @@ import hmac
 import json
 import os
 import secrets
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
 import attrs
 
@@ -32,6 +33,9 @@ __all__ = [
     "COMPACT",
     "GENESIS",
     "KEY_ENV",
+    "Chain",
+    "Checkpoints",
+    "FileCheckpoint",
     "Receipt",
     "VerifyReport",
     "check_checkpoint",
@@ -41,6 +45,7 @@ __all__ = [
     "save_checkpoint",
     "seal",
     "verify_chain",
+    "verify_store",
     "write_checkpoint",
 ]
 
@@ -366,3 +371,100 @@ def write_checkpoint(path: str, seq: int, head: str, key: bytes | str | None = N
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+# -- verifying a store's chain ------------------------------------------------------------
+
+
+@attrs.frozen
+class Chain:
+    """What a store reads of its chain for :func:`verify_store`, in one snapshot.
+
+    Attributes:
+        receipts: The receipts in stored order (may be read lazily while the snapshot lasts).
+        head: The head the store keeps beside the chain, as ``(seq, hash)``; ``None`` when
+            it keeps none.
+        unreadable: The position of the first receipt that could not be read (the
+            ``receipts`` stop before it); ``None`` when every one was read.
+        damage: Damage the store found beside the chain (it makes the chain invalid).
+    """
+
+    receipts: Iterable[Receipt]
+    head: tuple[int, str] | None = None
+    unreadable: int | None = None
+    damage: str = ""
+
+
+class Checkpoints(Protocol):
+    """Where a store keeps the checkpoint of its verified head."""
+
+    def load(self) -> tuple[int, str] | None:
+        """Return the ``(seq, hash)`` saved, or ``None``; ``ValueError`` when damaged."""
+
+    def save(self, seq: int, head: str) -> str:
+        """Save ``(seq, head)``; return why it could not be saved (empty when it was)."""
+
+
+@attrs.frozen
+class FileCheckpoint:
+    """The checkpoint in a file beside the store (``<path>.head``), with its MAC given a key."""
+
+    path: str
+    key: bytes | str | None = None
+
+    def load(self) -> tuple[int, str] | None:
+        """Return the saved ``(seq, hash)`` (see :func:`load_checkpoint`)."""
+        return load_checkpoint(self.path, self.key)
+
+    def save(self, seq: int, head: str) -> str:
+        """Write it atomically (see :func:`save_checkpoint`)."""
+        return save_checkpoint(self.path, seq, head, self.key)
+
+
+def verify_store(
+    read: Callable[[], AbstractContextManager[Chain]],
+    checkpoints: Checkpoints | None,
+    key: bytes | str | None = None,
+) -> VerifyReport:
+    """Verify a store's chain against its checkpoint and head; advance the checkpoint.
+
+    The checkpoint is loaded before the chain is read (a checkpoint saved meanwhile by
+    another process can then only be older than the chain read). A valid chain is also
+    checked against the head the store keeps beside it, and its head saved as the new
+    checkpoint unless a later one is saved already; a checkpoint that cannot be saved leaves
+    the chain valid and says why in ``reason``.
+
+    Args:
+        read: Opens one snapshot of the store's chain.
+        checkpoints: Where the checkpoint is kept (``None``: the store keeps none).
+        key: The HMAC key (``None``: from ``SCARGUARD_RECEIPT_KEY``, else plain SHA-256).
+    """
+    try:
+        saved = checkpoints.load() if checkpoints is not None else None
+    except ValueError as problem:
+        return damaged_checkpoint(problem)
+    with read() as chain:
+        if chain.unreadable is not None:
+            n = chain.unreadable
+            return VerifyReport(False, n - 1, n, f"receipt {n} is unreadable")
+        report = verify_chain(chain.receipts, key=key, checkpoint=saved)
+    if not report.valid:
+        return report
+    if chain.damage:
+        return VerifyReport(False, report.count, None, chain.damage, report.head, report.start)
+    last = report.last_seq
+    if chain.head is not None:
+        seq, head = chain.head
+        if seq != last:
+            reason = f"chain ends at {last} but the store's head is {seq}"
+            return VerifyReport(
+                False, report.count, min(last, seq) + 1, reason, report.head, report.start
+            )
+        if report.count and head != report.head:
+            reason = f"receipt {last} differs from the store's head"
+            return VerifyReport(False, report.count, last, reason, report.head, report.start)
+    if checkpoints is not None and report.head is not None and (saved is None or saved[0] <= last):
+        unsaved = checkpoints.save(last, report.head)
+        if unsaved:
+            report = attrs.evolve(report, reason=unsaved)
+    return report

@@ -39,13 +39,7 @@ from scarguard import _fork
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import (
-    Receipt,
-    damaged_checkpoint,
-    load_checkpoint,
-    save_checkpoint,
-    verify_chain,
-)
+from scarguard.receipts import Chain, FileCheckpoint, Receipt, verify_store
 from scarguard.stores import _json_retention as retention
 from scarguard.stores import _json_state as js
 from scarguard.stores._files import ShortFile, append_committed, atomic_write
@@ -473,36 +467,26 @@ class JSONStore:
         """Check the chain against the state's head and the checkpoint; advance the latter."""
         if not self.receipts:
             return VerifyReport(True, 0)
-        try:
-            saved = load_checkpoint(self.checkpoint_path, self._key)
-        except ValueError as problem:
-            return damaged_checkpoint(problem)
+        checkpoints = FileCheckpoint(self.checkpoint_path, self._key)
+        return verify_store(self._read_chain, checkpoints, self._key)
+
+    @contextmanager
+    def _read_chain(self) -> Iterator[Chain]:
+        """The committed receipts, the state's head, and any damage the state records."""
         with self._locked(exclusive=False) as state:
             data = self._read_journal(self.receipts_path)[: state.receipts_bytes]
-        chain: list[Receipt] = []
+        receipts: list[Receipt] = []
+        unreadable = None
         for _end, record in js.read_lines(data):
             try:
-                chain.append(Receipt.from_row(record or {}))
+                receipts.append(Receipt.from_row(record or {}))
             except (KeyError, TypeError):
-                n = len(chain) + 1
-                return VerifyReport(False, len(chain), n, f"receipt {n} is unreadable")
-        report = verify_chain(chain, key=self._key, checkpoint=saved)
+                unreadable = len(receipts) + 1
+                break
         damage = [*state.damage, *self._missing(state)]
-        if report.valid and damage:
-            reason = "; ".join(damage) + " (acknowledge with JSONStore.acknowledge_damage())"
-            return VerifyReport(False, report.count, None, reason, report.head, report.start)
-        last = report.last_seq
-        if report.valid and (last, report.head) != (state.receipt_seq, state.receipt_head):
-            reason = f"chain ends at {last} but the store's head is {state.receipt_seq}"
-            return VerifyReport(
-                False, report.count, min(last, state.receipt_seq) + 1, reason, report.head,
-                report.start,
-            )  # fmt: skip
-        if report.valid and report.head is not None and (saved is None or saved[0] <= last):
-            unsaved = save_checkpoint(self.checkpoint_path, last, report.head, self._key)
-            if unsaved:
-                report = VerifyReport(True, report.count, None, unsaved, report.head, report.start)
-        return report
+        found = "; ".join(damage) + " (acknowledge with JSONStore.acknowledge_damage())"
+        head = (state.receipt_seq, state.receipt_head or "")  # no head: matches no receipt
+        yield Chain(receipts, head, unreadable, found if damage else "")
 
     def checkpoint(self) -> VerifyReport:
         """Verify the chain and record its head beside the store; return the report."""

@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import COMPACT, GENESIS, Receipt, seal, verify_chain
+from scarguard.receipts import COMPACT, GENESIS, Chain, Receipt, seal, verify_store
 from scarguard.stores.protocol import CounterValue, VerifyReport, failure_identity
 
 __all__ = ["MemoryStore"]
@@ -277,9 +277,13 @@ class MemoryStore:
             return cut
 
     def verify(self) -> VerifyReport:
-        """Check the receipt chain."""
+        """Check the receipt chain (kept in memory: no checkpoint)."""
+        return verify_store(self._read_chain, None, self._key)
+
+    @contextmanager
+    def _read_chain(self) -> Iterator[Chain]:
         with self._lock:
-            return verify_chain(list(self._chain), key=self._key)
+            yield Chain(list(self._chain))
 
     def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
         """Yield the tenant's records in the shared export format."""

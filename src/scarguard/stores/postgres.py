@@ -67,11 +67,11 @@ from scarguard.errors import SchemaVersionError, StoreError
 from scarguard.model import Scope
 from scarguard.receipts import (
     GENESIS,
+    Chain,
     Receipt,
     check_checkpoint,
     checkpoint_mac,
-    damaged_checkpoint,
-    verify_chain,
+    verify_store,
 )
 from scarguard.stores._postgres_conn import (
     Connection,
@@ -122,6 +122,28 @@ def _abandon(conn: Connection, pipeline: _Pipeline) -> None:
     with contextlib.suppress(psycopg.Error):
         pipeline.__exit__(None, None, None)
     rollback(conn)
+
+
+class _TableCheckpoint:
+    """The checkpoint in the table ``receipt_checkpoint`` (there is no file beside a database)."""
+
+    def __init__(self, store: PostgresStore) -> None:
+        self._store = store
+
+    def load(self) -> tuple[int, str] | None:
+        sql = "SELECT seq, hash, mac FROM receipt_checkpoint"
+        row = self._store._read(lambda conn: conn.execute(sql).fetchone())
+        if row is None:
+            return None
+        where = "in receipt_checkpoint"
+        return check_checkpoint(int(row[0]), str(row[1]), row[2], self._store._key, where)
+
+    def save(self, seq: int, head: str) -> str:
+        try:
+            self._store._save_checkpoint(seq, head)
+        except StoreError as exc:  # the chain was checked: only the next check is weaker
+            return str(exc)
+        return ""
 
 
 class PostgresStore(SQLReads):
@@ -397,41 +419,28 @@ class PostgresStore(SQLReads):
         self._write(None, statements)
 
     def verify(self) -> VerifyReport:
-        """Check the chain against the checkpoint; when valid, advance the checkpoint."""
+        """Check the chain against the checkpoint and the head; when valid, save the checkpoint."""
         if not self.receipts:
             return VerifyReport(True, 0)
+        return verify_store(self._read_chain, _TableCheckpoint(self), self._key)
 
-        def read(conn: Connection) -> VerifyReport:
-            row = conn.execute("SELECT seq, hash, mac FROM receipt_checkpoint").fetchone()
-            saved = None
-            if row is not None:
-                where = "in receipt_checkpoint"
-                try:
-                    saved = check_checkpoint(int(row[0]), str(row[1]), row[2], self._key, where)
-                except ValueError as problem:
-                    return damaged_checkpoint(problem)
-            head = conn.execute("SELECT seq, hash FROM receipt_head").fetchone()
-            with conn.cursor(name="scarguard_chain") as cursor:
-                cursor.itersize = _CHAIN_BATCH
-                chain = (Receipt(*r) for r in cursor.execute(CHAIN_SQL))
-                report = verify_chain(chain, key=self._key, checkpoint=saved)
-            last = report.last_seq
-            if report.valid and head is not None and int(head[0]) != last:
-                reason = f"chain ends at {last} but the store's head is {int(head[0])}"
-                first = min(last, int(head[0])) + 1
-                return VerifyReport(False, report.count, first, reason, report.head, report.start)
-            if report.valid and head is not None and report.count and head[1] != report.head:
-                reason = f"receipt {last} differs from the store's head"
-                return VerifyReport(False, report.count, last, reason, report.head, report.start)
-            return report
-
-        report = self._read(read, snapshot=True)
-        if report.valid and report.head is not None:
+    @contextmanager
+    def _read_chain(self) -> Iterator[Chain]:
+        """The chain and the head row, in one read-only snapshot (streamed in batches)."""
+        self._ready()
+        conn = self._db.get()
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
             try:
-                self._save_checkpoint(report.last_seq, report.head)
-            except StoreError as exc:  # the chain was checked: only the next check is weaker
-                report = VerifyReport(True, report.count, None, str(exc), report.head, report.start)
-        return report
+                row = conn.execute("SELECT seq, hash FROM receipt_head").fetchone()
+                head = None if row is None else (int(row[0]), str(row[1]))
+                with conn.cursor(name="scarguard_chain") as cursor:
+                    cursor.itersize = _CHAIN_BATCH
+                    yield Chain((Receipt(*r) for r in cursor.execute(CHAIN_SQL)), head)
+            finally:
+                rollback(conn)
+        except psycopg.Error as exc:
+            raise self._db.error("read failed", exc) from exc
 
     def purge_failures(self, scope: Scope, before: float) -> int:
         """Delete the tenant's failures recorded before ``before`` (one transaction)."""

@@ -42,12 +42,11 @@ import attrs
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import (
     GENESIS,
+    Chain,
+    FileCheckpoint,
     Receipt,
-    damaged_checkpoint,
-    load_checkpoint,
-    save_checkpoint,
     seal,
-    verify_chain,
+    verify_store,
 )
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
 from scarguard.stores._sqlite_conn import Connections, rollback
@@ -323,22 +322,21 @@ class SQLiteStore(SQLReads):
         """Check the chain against the checkpoint; when valid, advance the checkpoint."""
         if not self.receipts:
             return VerifyReport(True, 0)
+        checkpoints = FileCheckpoint(self.checkpoint_path, self._key)
+        return verify_store(self._read_chain, checkpoints, self._key)
+
+    @contextmanager
+    def _read_chain(self) -> Iterator[Chain]:
+        """The chain, read in one snapshot (this thread's connection, a read transaction)."""
+        conn = self._db.get()
         try:
-            saved = load_checkpoint(self.checkpoint_path, self._key)
-        except ValueError as problem:
-            return damaged_checkpoint(problem)
-
-        def read(conn: sqlite3.Connection) -> VerifyReport:
-            chain = (Receipt(*row) for row in conn.execute(CHAIN_SQL))
-            return verify_chain(chain, key=self._key, checkpoint=saved)
-
-        report = self._read(read, snapshot=True)
-        last = report.last_seq
-        if report.valid and report.head is not None and (saved is None or saved[0] <= last):
-            unsaved = save_checkpoint(self.checkpoint_path, last, report.head, self._key)
-            if unsaved:
-                report = attrs.evolve(report, reason=unsaved)
-        return report
+            conn.execute("BEGIN")
+            try:
+                yield Chain(Receipt(*row) for row in conn.execute(CHAIN_SQL))
+            finally:
+                rollback(conn)
+        except sqlite3.Error as exc:
+            raise self._db.error("read failed", exc) from exc
 
     def checkpoint(self) -> VerifyReport:
         """Verify the chain and record its head beside the store; return the report."""
