@@ -670,16 +670,15 @@ class FailureMemory(MaintenanceMixin):
 
         A shadowed call's real failure is counted without its arguments and error text.
         """
-        if outcome is None:
-            return Failure(
-                tool=call.tool,
-                fingerprint=call.fingerprint,
-                signature=signature.name,
-                blame=blame,
-                at=now,
-                session=self.scope.session,
-                action_class=call.action_class,
-                targets=call.targets,
+        details: dict[str, Any] = {}
+        if outcome is not None:
+            details.update(
+                args=self.redactor.args(call.args),
+                error=self._redacted_error(outcome.error) if outcome.error else None,
+                status_code=outcome.status_code,
+                duration_ms=outcome.duration_ms,
+                agent=outcome.agent,
+                provider=outcome.provider,
             )
         return Failure(
             tool=call.tool,
@@ -690,12 +689,7 @@ class FailureMemory(MaintenanceMixin):
             session=self.scope.session,
             action_class=call.action_class,
             targets=call.targets,
-            args=self.redactor.args(call.args),
-            error=self._redacted_error(outcome.error) if outcome.error else None,
-            status_code=outcome.status_code,
-            duration_ms=outcome.duration_ms,
-            agent=outcome.agent,
-            provider=outcome.provider,
+            **details,
         )
 
     def _redacted_error(self, text: str) -> str:
