@@ -14,7 +14,7 @@ The agent's (its arguments, its code, its sizes) -> ``AGENT``; the infrastructur
 from __future__ import annotations
 
 from scarguard.model import Blame
-from scarguard.naming.signatures import Signature
+from scarguard.naming._signature import Signature
 
 __all__ = ["DEFAULT_SIGNATURES"]
 

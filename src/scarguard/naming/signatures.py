@@ -18,8 +18,9 @@ says "Field required" is a validation error, a ``500`` that says "Connection ref
 refused connection. Only exception types that mean one thing are listed on signatures
 (``CalledProcessError`` is not: its exit status decides between killed, segfault and failed).
 
-The default bank lives in :mod:`scarguard.naming.bank`; ``DEFAULT_SIGNATURES`` and
-``DEFAULT_BANK`` are re-exported here and loaded on first use.
+:class:`Signature` itself is defined in :mod:`scarguard.naming._signature`, below both this
+module and the default bank's data (:mod:`scarguard.naming.bank`), which this module builds
+``DEFAULT_BANK`` from: the import graph has no cycle.
 """
 
 from __future__ import annotations
@@ -28,11 +29,11 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any
-
-import attrs
+from typing import Any
 
 from scarguard.model import Blame
+from scarguard.naming._signature import Signature, bare_name
+from scarguard.naming.bank import DEFAULT_SIGNATURES as _DEFAULT_SIGNATURES
 
 __all__ = [
     "DEFAULT_BANK",
@@ -68,66 +69,6 @@ _NORMALISED_LIMIT = 1000  # normalised text keeps its head and tail within this 
 _NORMALISE_ROUNDS = 4
 
 
-def _compile(pattern: str | re.Pattern[str] | None) -> re.Pattern[str] | None:
-    if pattern is None or isinstance(pattern, re.Pattern):
-        return pattern
-    return re.compile(pattern)
-
-
-def _int_set(values: Iterable[int]) -> frozenset[int]:
-    return frozenset(int(v) for v in values)
-
-
-def _bare_names(values: Iterable[str]) -> frozenset[str]:
-    if isinstance(values, str):
-        values = (values,)
-    return frozenset(_bare(v) for v in values)
-
-
-def _check_name(_instance: object, _attribute: object, value: str) -> None:
-    if not value or value != value.strip():
-        raise ValueError(f"a signature needs a non-blank name without padding, got {value!r}")
-
-
-def _bare(name: str) -> str:
-    # "builtins.FileNotFoundError" and "FileNotFoundError" name the same class for matching.
-    return name.rsplit(".", 1)[-1]
-
-
-@attrs.frozen
-class Signature:
-    """A named failure kind.
-
-    Attributes:
-        name: The kind's name (``edit_failed``); ``error:<hash>`` for fallbacks.
-        pattern: A regex searched in the error text (a string is compiled); ``None`` when
-            the signature matches only by status code or exception type.
-        blame: Who is to blame for this kind of failure.
-        hint: What to do instead, written for an LLM: imperative, concrete, fixed text.
-        label: A short human label (``edit search string not found``).
-        deterministic: Identical input fails identically in an unchanged world, so one
-            failure of the identical call is enough evidence.
-        resource: Resource exhaustion (out of memory); the ML adapter bans larger configs.
-        target_fact: The failure is a fact about the target (it does not exist), so other
-            calls that need the target fail too.
-        retryable: An infrastructure fault worth retrying with backoff.
-        status_codes: Status codes that mean this kind when the text says nothing more.
-        exception_types: Exception class names (unqualified) that mean this kind.
-    """
-
-    name: str = attrs.field(validator=_check_name)
-    pattern: re.Pattern[str] | None = attrs.field(converter=_compile)
-    blame: Blame = attrs.field(converter=Blame)
-    hint: str
-    label: str
-    deterministic: bool = False
-    resource: bool = False
-    target_fact: bool = False
-    retryable: bool = False
-    status_codes: frozenset[int] = attrs.field(default=frozenset(), converter=_int_set)
-    exception_types: frozenset[str] = attrs.field(default=frozenset(), converter=_bare_names)
-
-
 def clip(text: str, limit: int = _SCAN_LIMIT) -> str:
     if len(text) <= limit:
         return text
@@ -147,9 +88,7 @@ class SignatureBank:
 
     def __init__(self, signatures: Iterable[Signature] | None = None) -> None:
         if signatures is None:
-            from scarguard.naming.bank import DEFAULT_SIGNATURES
-
-            signatures = DEFAULT_SIGNATURES
+            signatures = _DEFAULT_SIGNATURES
         self._signatures: tuple[Signature, ...] = tuple(signatures)
         self._by_name: dict[str, Signature] = {}
         self._by_exception: dict[str, Signature] = {}
@@ -188,7 +127,7 @@ class SignatureBank:
         if isinstance(exception_types, str):
             exception_types = (exception_types,)
         for exc in exception_types:
-            found = self._by_exception.get(_bare(exc))
+            found = self._by_exception.get(bare_name(exc))
             if found is not None:
                 return found
         if text:
@@ -205,7 +144,7 @@ class SignatureBank:
             kind = _STATUS_CLASSES.get(status_code // 100, "unusual")
             return fallback_signature(f"empty {kind} error status")
         if exception_types:
-            return fallback_signature(_bare(exception_types[0]))
+            return fallback_signature(bare_name(exception_types[0]))
         return fallback_signature(text)
 
     def _match_text(self, text: str) -> Signature | None:
@@ -430,20 +369,7 @@ def fallback_signature(text: str | None) -> Signature:
     )
 
 
-if TYPE_CHECKING:
-    DEFAULT_SIGNATURES: tuple[Signature, ...]
-    DEFAULT_BANK: SignatureBank
-
-
-def __getattr__(name: str) -> Any:
-    # The default bank's data module imports Signature from here; load it on first use.
-    if name == "DEFAULT_SIGNATURES":
-        from scarguard.naming.bank import DEFAULT_SIGNATURES
-
-        globals()[name] = DEFAULT_SIGNATURES
-        return DEFAULT_SIGNATURES
-    if name == "DEFAULT_BANK":
-        bank = SignatureBank()
-        globals()[name] = bank
-        return bank
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+DEFAULT_SIGNATURES: tuple[Signature, ...] = _DEFAULT_SIGNATURES
+"""The default bank's signatures, in bank order (:mod:`scarguard.naming.bank`)."""
+DEFAULT_BANK = SignatureBank()
+"""The bank of :data:`DEFAULT_SIGNATURES`: what a memory names failures with by default."""
