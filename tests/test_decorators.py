@@ -21,8 +21,8 @@ from typing import Any
 import pytest
 import tenacity
 
-import helpers_tools
 import scarguard.memory as memory_module
+from helpers import guarded_tools
 from scarguard.errors import ConfigurationError, ScarguardWarning, StoreError, ToolBlocked
 from scarguard.guard.decorator import (
     MEMORY_UNAVAILABLE,
@@ -297,13 +297,13 @@ def test_tool_exception_is_same_object_with_traceback(
 def test_copy_deepcopy_and_pickle_keep_identity(memory: FailureMemory) -> None:
     """copy, deepcopy and a pickle round trip of a module-level tool give back the tool."""
     set_default_memory(memory)
-    tool = helpers_tools.echo
+    tool = guarded_tools.echo
     assert copy.copy(tool) is tool
     assert copy.deepcopy(tool) is tool
     assert pickle.loads(pickle.dumps(tool)) is tool
-    bound = helpers_tools.TOOLBOX.shout
+    bound = guarded_tools.TOOLBOX.shout
     assert pickle.loads(pickle.dumps(bound))("hi") == "HI"
-    assert pickle.loads(pickle.dumps(helpers_tools.Toolbox.label))("x") == "Toolbox: x"
+    assert pickle.loads(pickle.dumps(guarded_tools.Toolbox.label))("x") == "Toolbox: x"
     assert copy.deepcopy({"tool": tool})["tool"] is tool
     set_default_memory(None)
 
@@ -311,7 +311,7 @@ def test_copy_deepcopy_and_pickle_keep_identity(memory: FailureMemory) -> None:
 def test_pickle_by_value_reopens_file_memory(tmp_path: Path) -> None:
     """A tool not reachable by name pickles by value and re-opens the same memory file."""
     memory = FailureMemory(tmp_path / "memory.db", workspace="w", project="p")
-    tool = guarded_tool(memory, name="echo_tool")(helpers_tools.plain_echo)
+    tool = guarded_tool(memory, name="echo_tool")(guarded_tools.plain_echo)
     clone = pickle.loads(pickle.dumps(tool))
     assert clone is not tool
     assert clone("x") == "x"
@@ -321,7 +321,7 @@ def test_pickle_by_value_reopens_file_memory(tmp_path: Path) -> None:
 
 def test_pickle_by_value_refuses_in_memory_store(memory: FailureMemory) -> None:
     """A tool whose memory cannot be re-opened elsewhere refuses to pickle, saying why."""
-    tool = guarded_tool(memory)(helpers_tools.plain_echo)
+    tool = guarded_tool(memory)(guarded_tools.plain_echo)
     with pytest.raises(pickle.PicklingError, match="cannot be re-opened"):
         pickle.dumps(tool)
 
@@ -334,8 +334,8 @@ def test_runs_in_process_pool(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     try:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            assert pool.submit(helpers_tools.echo, "hello").result(timeout=60) == "hello"
-            error = pool.submit(helpers_tools.failing_build, "all").exception(timeout=60)
+            assert pool.submit(guarded_tools.echo, "hello").result(timeout=60) == "hello"
+            error = pool.submit(guarded_tools.failing_build, "all").exception(timeout=60)
         assert isinstance(error, subprocess.CalledProcessError)
         failures = memory_module.default_memory().recent_failures()
         assert [(f.tool, dict(f.args)) for f in failures] == [
@@ -637,7 +637,7 @@ def test_disabled_is_pass_through(memory: FailureMemory, clock: Clock) -> None:
 def test_double_guard_is_refused(memory: FailureMemory) -> None:
     """Guarding a guarded tool again is a configuration error."""
     with pytest.raises(ConfigurationError, match="already guarded"):
-        guarded_tool(memory)(helpers_tools.echo)
+        guarded_tool(memory)(guarded_tools.echo)
 
 
 def test_async_callable_object_gets_async_wrapper(memory: FailureMemory) -> None:

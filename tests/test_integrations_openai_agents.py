@@ -17,61 +17,18 @@ import pytest
 pytest.importorskip("agents")
 
 from agents import Agent, FunctionTool, Runner, function_tool
-from agents.items import ModelResponse
-from agents.models.interface import Model
-from agents.usage import Usage
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
 
 from helpers.agent_tools import MISSING, Counter, read_text
+from helpers.openai_agents_model import ScriptedModel
 from scarguard import FailureMemory, PromptGuard
 from scarguard.integrations import guard_tools
 from scarguard.integrations.openai_agents import guard_agent, guard_tool
 from scarguard.testing import FakeClock
 
 
-class ScriptedModel(Model):
-    """Four identical read_file calls, then a final message; keeps what it was sent."""
-
-    def __init__(self) -> None:
-        self.turn = 0
-        self.outputs: list[str] = []
-        self.instructions: list[str | None] = []
-
-    async def get_response(
-        self, system_instructions: str | None, input: Any, *args: Any, **kwargs: Any
-    ) -> ModelResponse:
-        self.instructions.append(system_instructions)
-        if isinstance(input, list):
-            self.outputs = [
-                str(item["output"])
-                for item in input
-                if isinstance(item, dict) and item.get("type") == "function_call_output"
-            ]
-        self.turn += 1
-        if self.turn <= 4:
-            item: Any = ResponseFunctionToolCall(
-                type="function_call",
-                call_id=f"c{self.turn}",
-                name="read_file",
-                arguments=f'{{"path": "{MISSING}"}}',
-                id=f"fc{self.turn}",
-            )
-        else:
-            item = ResponseOutputMessage(
-                id="m",
-                type="message",
-                role="assistant",
-                status="completed",
-                content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
-            )
-        return ModelResponse(output=[item], usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
+def read_file_script() -> ScriptedModel:
+    """Four identical read_file calls for the missing file, then a final message."""
+    return ScriptedModel([("read_file", {"path": MISSING})] * 4)
 
 
 def toolkit_tool(counter: Counter, *, is_async: bool = False) -> FunctionTool:
@@ -119,7 +76,7 @@ def assert_guarded_run(model: ScriptedModel, output: str, counter: Counter) -> N
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 def test_guard_agent(memory: FailureMemory, is_async: bool) -> None:
     """guard_agent(): body once, its error text once, then refusals; block in instructions."""
-    counter, model = Counter(), ScriptedModel()
+    counter, model = Counter(), read_file_script()
     agent = Agent(
         name="a",
         instructions="Be careful.",
@@ -137,14 +94,14 @@ def test_guard_agent(memory: FailureMemory, is_async: bool) -> None:
 
 def test_guard_tools_on_tool_object(memory: FailureMemory) -> None:
     """guard_tools() on a FunctionTool gives the same run."""
-    counter, model = Counter(), ScriptedModel()
+    counter, model = Counter(), read_file_script()
     agent = Agent(name="a", model=model, tools=guard_tools([toolkit_tool(counter)], memory))
     assert_guarded_run(model, run(agent).final_output, counter)
 
 
 def test_unguarded_hides_the_error(memory: FailureMemory) -> None:
     """Without the guard the body runs four times and the model never sees the error's text."""
-    counter, model = Counter(), ScriptedModel()
+    counter, model = Counter(), read_file_script()
     run(Agent(name="a", model=model, tools=[toolkit_tool(counter)]))
     assert counter.runs == 4
     assert not any("FileNotFoundError" in o for o in model.outputs)
@@ -152,7 +109,7 @@ def test_unguarded_hides_the_error(memory: FailureMemory) -> None:
 
 def test_handle_errors_off_keeps_the_sdk_formatter(memory: FailureMemory) -> None:
     """handle_errors=False: the SDK's own failure text for the error, refusals still refused."""
-    counter, model = Counter(), ScriptedModel()
+    counter, model = Counter(), read_file_script()
     tool = guard_tool(toolkit_tool(counter), memory, handle_errors=False)
     run(Agent(name="a", model=model, tools=[tool]))
     assert counter.runs == 1

@@ -9,7 +9,6 @@ the tool's own error once, then refusals; the reader is never refused.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path
@@ -21,62 +20,15 @@ pytest.importorskip("mcp")
 pytest.importorskip("agents")
 
 from agents import Agent, Runner
-from agents.items import ModelResponse
 from agents.mcp import MCPServerStdio
-from agents.models.interface import Model
-from agents.usage import Usage
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
+
+from helpers.openai_agents_model import ScriptedModel
 
 UPSTREAM = Path(__file__).parent / "helpers" / "mcp_upstream.py"
 CALLS = [("read_config", {"path": "missing.toml"})] * 4 + [
     ("read_page", {"offset": 0, "limit": 2}),
     ("read_page", {"offset": 2, "limit": 2}),
 ]
-
-
-class ScriptedModel(Model):
-    """Make the calls in CALLS one a turn, then a final message; keep the tool outputs."""
-
-    def __init__(self) -> None:
-        self.turn = 0
-        self.outputs: list[str] = []
-
-    async def get_response(
-        self, system_instructions: str | None, input: Any, *args: Any, **kwargs: Any
-    ) -> ModelResponse:
-        if isinstance(input, list):
-            self.outputs = [
-                str(item["output"])
-                for item in input
-                if isinstance(item, dict) and item.get("type") == "function_call_output"
-            ]
-        self.turn += 1
-        item: Any
-        if self.turn <= len(CALLS):
-            name, arguments = CALLS[self.turn - 1]
-            item = ResponseFunctionToolCall(
-                type="function_call",
-                call_id=f"c{self.turn}",
-                name=name,
-                arguments=json.dumps(arguments),
-                id=f"fc{self.turn}",
-            )
-        else:
-            item = ResponseOutputMessage(
-                id="m",
-                type="message",
-                role="assistant",
-                status="completed",
-                content=[ResponseOutputText(type="output_text", text="done", annotations=[])],
-            )
-        return ModelResponse(output=[item], usage=Usage(), response_id=None)
-
-    def stream_response(self, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
 
 
 def _run(tmp_path: Path, *, guarded: bool) -> tuple[ScriptedModel, Any]:
@@ -89,7 +41,7 @@ def _run(tmp_path: Path, *, guarded: bool) -> tuple[ScriptedModel, Any]:
         "env": {k: v for k, v in os.environ.items() if k != "SCARGUARD_PATH"},
         "cwd": str(tmp_path),
     }
-    model = ScriptedModel()
+    model = ScriptedModel(CALLS)
 
     async def main() -> Any:
         async with MCPServerStdio(params=params, client_session_timeout_seconds=60) as server:  # type: ignore[arg-type]

@@ -1,1 +1,13 @@
-"""Helpers shared by the store tests: record factories and a writer script for subprocesses."""
+"""Helpers shared by the tests: one package, imported as ``helpers.<module>``.
+
+- ``factories``: record factories (failures, constraints) for the store tests;
+- ``writer``: the writer script the multi-process store tests run in subprocesses;
+- ``postgres``: the PostgreSQL test database (a schema per test, skipping or failing when
+  the server is missing);
+- ``frozen_proxy``: a TCP proxy that stops forwarding, for hung-server tests;
+- ``guarded_tools``: module-level guarded tools for the pickle and process-pool tests;
+- ``agent_tools``: the failing tool body the framework tests build tool objects around;
+- ``openai_agents_model``: a scripted OpenAI Agents ``Model``;
+- ``mcp_upstream``: an MCP server to put the proxy in front of;
+- ``cited_errors``: real error texts, with their sources, for the signature bank.
+"""
