@@ -1,10 +1,10 @@
-"""The PostgreSQL store on a real server: tampering, many processes, NOTIFY, errors, schema."""
+"""The PostgreSQL store on a real server: tampering, NOTIFY, errors, schema.
+
+Its multi-process, crash and fork tests are those of every store (test_store_processes.py).
+"""
 
 from __future__ import annotations
 
-import multiprocessing
-import os
-import signal
 import subprocess
 import sys
 import threading
@@ -31,7 +31,6 @@ from scarguard.stores._postgres_schema import MIGRATIONS  # noqa: E402
 from scarguard.stores.postgres import PostgresStore  # noqa: E402
 
 SCOPE = Scope("w", "p")
-WRITER = Path(__file__).parent / "helpers" / "writer.py"
 
 
 @pytest.fixture
@@ -74,15 +73,6 @@ def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
             return True
         pause.wait(0.002)
     return predicate()
-
-
-def spawn(url: str, count: int, tag: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(WRITER), url, str(count), tag],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
 
 # -- the same answers as every other store ---------------------------------------------
@@ -195,59 +185,8 @@ def test_the_chain_uses_the_key(
     assert opener(receipt_key="k1").verify().valid
 
 
-# -- many processes ------------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_four_processes_of_500_records_lose_nothing(
-    opener: Callable[..., PostgresStore], schema: str
-) -> None:
-    """4 processes x 500 one-transaction records: no errors, 2000 ids, chain verifies."""
-    writers = [spawn(url_for(schema), 500, f"t{n}") for n in range(4)]
-    acked: list[int] = []
-    for writer in writers:
-        out, err = writer.communicate(timeout=180)
-        lines = out.split()
-        assert writer.returncode == 0 and "ERROR" not in out, (out[-500:], err[-2000:])
-        assert lines[-1] == "DONE"
-        acked.extend(int(x) for x in lines[:-1])
-    assert len(acked) == len(set(acked)) == 2000
-    store = opener()
-    stored = store.failures(SCOPE)
-    assert len(stored) == 2000 and {f.id for f in stored} == set(acked)
-    counters = store.counters(SCOPE)
-    assert counters["sig:edit_failed"].count == 2000
-    assert all(counters[f"tool:t{n}"].count == 500 for n in range(4))
-    report = store.verify()
-    assert report.valid and report.count == 2000, report
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("acks", [25, 300])
-def test_sigkill_mid_stream_keeps_every_acknowledged_record(
-    opener: Callable[..., PostgresStore], schema: str, acks: int
-) -> None:
-    """A writer killed after N acknowledgements: all N are stored and the chain verifies."""
-    for round_ in range(2):  # the second round writes on top of the first crash's leftovers
-        writer = spawn(url_for(schema), 0, f"r{round_}")
-        assert writer.stdout is not None and writer.stderr is not None
-        acked: list[int] = []
-        while len(acked) < acks:
-            line = writer.stdout.readline()
-            assert line and not line.startswith("ERROR"), line
-            acked.append(int(line))
-        writer.send_signal(signal.SIGKILL)
-        writer.wait(timeout=30)
-        writer.stdout.close()
-        writer.stderr.close()
-        store = opener()
-        ids = {f.id for f in store.failures(SCOPE)}
-        assert set(acked) <= ids
-        report = store.verify()
-        assert report.valid and report.count == len(ids), report
-        with store.transaction(SCOPE) as tx:  # writable after the crash
-            stored = tx.add_failure(failure(0))
-            tx.receipt("failure", {"id": stored.id}, stored.at)
+# -- another process's commits (the multi-process, crash and fork tests of every store,
+# PostgreSQL included, are in test_store_processes.py) ---------------------------------------
 
 
 _ONE_CONSTRAINT = """
@@ -299,41 +238,6 @@ def test_a_dropped_listener_is_replaced_and_the_periodic_check_sees_commits(
     with other.transaction(SCOPE) as tx:
         tx.bump("k", 1.0)
     assert wait_until(lambda: store.generation() != again)  # listening again
-
-
-def _child_writes(store: PostgresStore, count: int) -> None:
-    for i in range(count):
-        with store.transaction(SCOPE) as tx:
-            stored = tx.add_failure(failure(i, session="child"))
-            tx.bump("child", stored.at)
-            tx.receipt("failure", {"id": stored.id}, stored.at)
-    store.close()
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_forked_children_write_with_their_own_connections(
-    opener: Callable[..., PostgresStore],
-) -> None:
-    """A store used in the parent keeps working in forked children and in the parent."""
-    store = opener()
-    with store.transaction(SCOPE) as tx:
-        tx.add_failure(failure(0, session="parent"))
-        tx.receipt("failure", {"id": 1}, 1.0)
-    before = store.generation()
-    context = multiprocessing.get_context("fork")
-    children = [context.Process(target=_child_writes, args=(store, 30)) for _ in range(2)]
-    for child in children:
-        child.start()
-    with store.transaction(SCOPE) as tx:
-        tx.add_failure(failure(1, session="parent"))
-        tx.receipt("failure", {"id": 2}, 2.0)
-    for child in children:
-        child.join(timeout=60)
-        assert child.exitcode == 0
-    assert len(store.failures(SCOPE)) == 62
-    assert store.counters(SCOPE)["child"].count == 60
-    assert store.verify().count == 62 and store.verify().valid
-    assert wait_until(lambda: store.generation()[0] != before[0])  # type: ignore[index]
 
 
 # -- opening: errors, schema versions, concurrent first opens -----------------------------

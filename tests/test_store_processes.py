@@ -1,4 +1,5 @@
-"""Many processes on one store file: nothing lost, no lock errors, survives SIGKILL and fork."""
+"""Many processes on one store, for every kind a second process can open (SQLite, JSON,
+PostgreSQL): nothing lost, no lock errors, survives SIGKILL and fork."""
 
 from __future__ import annotations
 
@@ -9,11 +10,14 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers.factories import failure
+from helpers.postgres import drop_schema, new_schema, require_postgres, url_for
 from scarguard.model import Scope
 from scarguard.stores import open_store
 
@@ -21,26 +25,71 @@ pytestmark = pytest.mark.slow
 
 WRITER = Path(__file__).parent / "helpers" / "writer.py"
 SCOPE = Scope("w", "p")
+SHARED_KINDS = ("sqlite", "json", "postgres")
+"""The store kinds several processes share (the memory store lives in one process)."""
 SUFFIX = {"sqlite": "db", "json": "json"}
 
 
-def spawn(path: Path, count: int, tag: str) -> subprocess.Popen[str]:
+class Shared:
+    """Where the processes of one test meet: a file in ``tmp_path`` or a fresh PostgreSQL schema."""
+
+    def __init__(self, kind: str, folder: Path) -> None:
+        self.kind = kind
+        self.folder = folder
+        self.schema: str | None = None
+        if kind == "postgres":
+            require_postgres()
+            self.schema = new_schema()
+
+    def location(self, name: str) -> str:
+        """The path or URL of the store called ``name`` (one schema a test for PostgreSQL)."""
+        if self.schema is not None:
+            return url_for(self.schema)
+        return str(self.folder / f"{name}.{SUFFIX[self.kind]}")
+
+    def check_integrity(self, location: str) -> None:
+        """SQLite: the database file passes its own integrity check."""
+        if self.kind == "sqlite":
+            with sqlite3.connect(location) as conn:
+                assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+@pytest.fixture(params=SHARED_KINDS)
+def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Shared]:
+    """Yield each shared store kind in turn; drop the PostgreSQL schema afterwards."""
+    place = Shared(request.param, tmp_path)
+    yield place
+    if place.schema is not None:
+        drop_schema(place.schema)
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
+    """Poll ``predicate`` until it holds or ``timeout`` passes; return whether it held."""
+    deadline = time.monotonic() + timeout
+    pause = threading.Event()
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        pause.wait(0.002)
+    return predicate()
+
+
+def spawn(location: str, count: int, tag: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(WRITER), str(path), str(count), tag],
+        [sys.executable, str(WRITER), location, str(count), tag],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "json"])
-def test_four_processes_of_500_records_lose_nothing(tmp_path: Path, kind: str) -> None:
+def test_four_processes_of_500_records_lose_nothing(shared: Shared) -> None:
     """4 processes x 500 one-transaction records: no errors, 2000 distinct ids, chain verifies."""
-    path = tmp_path / f"shared.{SUFFIX[kind]}"
+    path = shared.location("shared")
     writers = [spawn(path, 500, f"t{n}") for n in range(4)]
     acked: list[int] = []
     for writer in writers:
-        out, err = writer.communicate(timeout=120)
+        out, err = writer.communicate(timeout=180)
         lines = out.split()
         assert writer.returncode == 0 and "ERROR" not in out, (out[-500:], err[-2000:])
         assert lines[-1] == "DONE"
@@ -55,18 +104,15 @@ def test_four_processes_of_500_records_lose_nothing(tmp_path: Path, kind: str) -
     report = store.verify()
     assert report.valid and report.count == 2000, report
     store.close()
-    if kind == "sqlite":
-        with sqlite3.connect(path) as conn:
-            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    shared.check_integrity(path)
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "json"])
 @pytest.mark.parametrize("acks", [25, 120, 300])
 def test_sigkill_mid_stream_keeps_every_acknowledged_record(
-    tmp_path: Path, kind: str, acks: int
+    shared: Shared, tmp_path: Path, acks: int
 ) -> None:
     """A writer killed after N acknowledgements: the store reopens with all N, and verifies."""
-    path = tmp_path / f"crash.{SUFFIX[kind]}"
+    path = shared.location("crash")
     for round_ in range(2):  # the second round writes on top of the first crash's leftovers
         writer = spawn(path, 0, f"r{round_}")
         assert writer.stdout is not None
@@ -89,9 +135,7 @@ def test_sigkill_mid_stream_keeps_every_acknowledged_record(
             tx.receipt("failure", {"id": stored.id}, stored.at)
         assert not list(tmp_path.glob("*.tmp-*"))
         store.close()
-    if kind == "sqlite":
-        with sqlite3.connect(path) as conn:
-            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    shared.check_integrity(path)
 
 
 def _child_writes(store: object, count: int) -> None:
@@ -104,15 +148,15 @@ def _child_writes(store: object, count: int) -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-@pytest.mark.parametrize("kind", ["sqlite", "json"])
-def test_forked_child_writes_with_its_own_connection(tmp_path: Path, kind: str) -> None:
+def test_forked_child_writes_with_its_own_connection(shared: Shared) -> None:
     """A store used in the parent keeps working in a forked child and in the parent after it."""
-    path = tmp_path / f"fork.{SUFFIX[kind]}"
+    path = shared.location("fork")
     store = open_store(path)
     with store.transaction(SCOPE) as tx:
         tx.add_failure(failure(0, session="parent"))
         tx.receipt("failure", {"id": 1}, 1.0)
     assert store.failures(SCOPE)  # the parent's connection is open and has read
+    before = store.generation()
     context = multiprocessing.get_context("fork")
     children = [context.Process(target=_child_writes, args=(store, 50)) for _ in range(2)]
     for child in children:
@@ -127,10 +171,10 @@ def test_forked_child_writes_with_its_own_connection(tmp_path: Path, kind: str) 
     assert store.counters(SCOPE)["child"].count == 100
     report = store.verify()
     assert report.valid and report.count == 102
+    if shared.kind == "postgres":  # the children's commits reach the parent by notification
+        assert wait_until(lambda: store.generation()[0] != before[0])  # type: ignore[index]
     store.close()
-    if kind == "sqlite":
-        with sqlite3.connect(path) as conn:
-            assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    shared.check_integrity(path)
 
 
 _RELEASE_AT_FORK: list[threading.Event] = []
@@ -146,12 +190,11 @@ if hasattr(os, "register_at_fork"):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-@pytest.mark.parametrize("kind", ["sqlite", "json"])
 def test_a_child_forked_while_another_thread_holds_a_transaction_can_write(
-    tmp_path: Path, kind: str
+    shared: Shared,
 ) -> None:
     """A fork while another thread is inside a write transaction leaves the child able to write."""
-    path = tmp_path / f"fork-tx.{SUFFIX[kind]}"
+    path = shared.location("fork-tx")
     store = open_store(path)
     inside, release = threading.Event(), threading.Event()
 
