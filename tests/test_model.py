@@ -97,22 +97,6 @@ def test_constraint_activity_follows_expiry() -> None:
     assert c.active(9.9) and not c.active(10.0)
 
 
-def test_constraint_params_are_typed_and_read_as_a_mapping() -> None:
-    """Known entries become typed attributes; ill-typed or unknown ones are kept in extra."""
-    from scarguard.model import ConstraintParams
-
-    params = ConstraintParams.from_mapping(
-        {"counter": "x:1", "max_targets": 3, "observed": {"a.py": "-"}, "counter2": 1, "step": "2"}
-    )
-    assert params.counter == "x:1" and params.max_targets == 3
-    assert params.observed == {"a.py": "-"}
-    assert params.extra == {"counter2": 1, "step": "2"}
-    assert params["max_targets"] == 3 and dict(params)["counter2"] == 1
-    assert ConstraintParams.from_mapping(params.to_dict()) == params
-    ban = ConstraintParams.from_mapping({"key": "lr", "value": None})
-    assert ban.key == "lr" and "value" in ban.to_dict()
-
-
 NESTED = st.recursive(
     SCALARS,
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(TEXT, inner, max_size=3),
