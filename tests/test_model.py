@@ -164,15 +164,3 @@ def test_rows_of_frozen_values_are_plain_json() -> None:
     failure = Failure("t", "fp", "sig", Blame.AGENT, 1.0, args={"b": [1, {"c": 2}], "a": 1})
     assert json.loads(failure.to_row()["args"]) == {"a": 1, "b": [1, {"c": 2}]}
     assert Failure.from_row(failure.to_row()) == failure
-
-
-def test_policy_direction_is_an_enum_that_reads_as_its_string() -> None:
-    """Policy.direction converts the strings and compares equal to them; others are refused."""
-    from scarguard import ConfigurationError, Direction, Policy
-
-    policy = Policy(direction="maximize")
-    assert policy.direction is Direction.MAXIMIZE
-    assert policy.direction == "maximize" and f"{policy.direction}" == "maximize"
-    assert Policy().direction is Direction.MINIMIZE
-    with pytest.raises(ConfigurationError, match="direction"):
-        Policy(direction="sideways")  # type: ignore[arg-type]

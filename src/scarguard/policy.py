@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from scarguard._frozen import FrozenDict
 from scarguard.errors import ConfigurationError
 from scarguard.model import ConstraintKind, Direction
 
@@ -41,7 +42,7 @@ def _ttl_converter(
             merged[ConstraintKind(kind)] = seconds
         except ValueError:
             raise ConfigurationError(f"ttl: unknown constraint kind {kind!r}") from None
-    return merged
+    return FrozenDict(merged)
 
 
 def _positive_int(instance: Policy, attribute: attrs.Attribute[int], value: int) -> None:

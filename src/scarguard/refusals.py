@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from scarguard._frozen import freeze_mapping
 from scarguard.learning.keys import SEP, key_part
 from scarguard.model import Constraint, Scope
 from scarguard.stores.protocol import Store
@@ -106,11 +107,11 @@ class RefusalStats:
         by_constraint: Per constraint, most refusals first.
     """
 
-    refused_by_tool: Mapping[str, int]
-    refused_by_day: Mapping[str, int]
-    would_refuse_by_tool: Mapping[str, int]
-    would_refuse_by_day: Mapping[str, int]
-    verdicts: Mapping[str, int]
+    refused_by_tool: Mapping[str, int] = attrs.field(converter=freeze_mapping)
+    refused_by_day: Mapping[str, int] = attrs.field(converter=freeze_mapping)
+    would_refuse_by_tool: Mapping[str, int] = attrs.field(converter=freeze_mapping)
+    would_refuse_by_day: Mapping[str, int] = attrs.field(converter=freeze_mapping)
+    verdicts: Mapping[str, int] = attrs.field(converter=freeze_mapping)
     by_constraint: tuple[ConstraintRefusals, ...]
 
     @property

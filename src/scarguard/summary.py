@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
+from scarguard._frozen import freeze_mapping
 from scarguard.learning.keys import signature_tools_prefix
 from scarguard.model import Blame, Constraint, Failure, Pattern, Scope
 from scarguard.naming.signatures import (
@@ -109,11 +110,11 @@ class MemoryStats:
             constraint and day.
     """
 
-    failures_by_tool: Mapping[str, int]
-    successes_by_tool: Mapping[str, int]
-    failures_by_signature: Mapping[str, int]
-    failures_by_blame: Mapping[str, int]
-    constraints_by_kind: Mapping[str, int]
+    failures_by_tool: Mapping[str, int] = attrs.field(converter=freeze_mapping)
+    successes_by_tool: Mapping[str, int] = attrs.field(converter=freeze_mapping)
+    failures_by_signature: Mapping[str, int] = attrs.field(converter=freeze_mapping)
+    failures_by_blame: Mapping[str, int] = attrs.field(converter=freeze_mapping)
+    constraints_by_kind: Mapping[str, int] = attrs.field(converter=freeze_mapping)
     refusals: RefusalStats
 
     @property
