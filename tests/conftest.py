@@ -14,6 +14,41 @@ import pytest
 from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres
 from scarguard.stores import JSONStore, MemoryStore, SQLiteStore, Store
 
+_SLOW_MODULE = "pytestmark = pytest.mark.slow"
+
+
+class _Marks(dict[str, bool]):
+    """The markers of a test whose only marker is ``slow``, for a ``-m`` expression."""
+
+    def __missing__(self, name: str) -> bool:
+        return False
+
+
+def _deselects_slow(config: pytest.Config) -> bool:
+    """Whether ``-m`` deselects every slow test (``-m "not slow"``, the quick loop)."""
+    expression = config.getoption("markexpr", "")
+    if not expression or "slow" not in expression:
+        return False
+    try:
+        return not eval(expression, {"__builtins__": {}}, _Marks(slow=True))
+    except Exception:  # an expression this reading does not understand: collect everything
+        return False
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """In the quick loop, do not even import a module whose tests are all slow.
+
+    Such modules import agent frameworks or start servers at import time; skipping their
+    collection is what keeps ``pytest -m "not slow"`` quick. Their tests would be deselected
+    anyway.
+    """
+    if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
+        return None
+    if not _deselects_slow(config):
+        return None
+    text = collection_path.read_text(encoding="utf-8")
+    return True if any(line.startswith(_SLOW_MODULE) for line in text.splitlines()) else None
+
 STORE_KINDS = ("memory", "sqlite", "json", "postgres")
 
 
@@ -41,7 +76,15 @@ def dispose(store: Store) -> None:
         drop_schema(schema)
 
 
-@pytest.fixture(params=STORE_KINDS)
+# Each PostgreSQL store is a fresh schema on the server: the quick loop (-m "not slow") runs
+# the contract suite over the other kinds, the full suite over all four.
+_STORE_PARAMS = [
+    pytest.param(kind, marks=[pytest.mark.slow] if kind == "postgres" else [])
+    for kind in STORE_KINDS
+]
+
+
+@pytest.fixture(params=_STORE_PARAMS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """Yield each store kind in turn, on fresh files."""
     opened = make_store(request.param, tmp_path)

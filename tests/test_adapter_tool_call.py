@@ -391,6 +391,7 @@ print(ToolCallAdapter().fingerprint("edit_file", args))
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hash_seed", ["0", "1", "12345"])
 def test_fingerprint_is_stable_across_processes(hash_seed: str) -> None:
     """A fingerprint computed in another process (another hash seed) is the same."""

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs the benchmarks
+
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
 

@@ -21,6 +21,8 @@ import pytest
 
 from scarguard import FailureMemory
 
+pytestmark = pytest.mark.slow  # each hook runs as a subprocess
+
 SESSION = "0b5e7a52-3f1c-4d55-9a8e-1c2f3a4b5c6d"
 
 

@@ -278,6 +278,7 @@ def test_no_command_and_unknown_option_are_usage_errors(capsys: pytest.CaptureFi
     assert "exit codes" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_console_entry_point_runs_in_a_subprocess(db: Path) -> None:
     """python -m scarguard verify exits with the command's code."""
     done = subprocess.run(

@@ -15,6 +15,8 @@ import pytest
 from scarguard import FailureMemory
 from scarguard.cli.demo import PROJECT, SCRIPT, WORKSPACE
 
+pytestmark = pytest.mark.slow  # runs the scarguard command in subprocesses
+
 WIDTH = 80
 SHELL_ERROR = "bash: line 1: {}: command not found"
 

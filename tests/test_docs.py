@@ -54,7 +54,14 @@ def fresh_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     set_default_memory(None)
 
 
-@pytest.mark.parametrize(("where", "code", "requires"), BLOCKS, ids=[b[0] for b in BLOCKS])
+# A block that needs an agent framework imports it: slow (the quick loop leaves it out).
+_BLOCK_PARAMS = [
+    pytest.param(*block, id=block[0], marks=[pytest.mark.slow] if block[2] else [])
+    for block in BLOCKS
+]
+
+
+@pytest.mark.parametrize(("where", "code", "requires"), _BLOCK_PARAMS)
 def test_python_block_runs(
     where: str, code: str, requires: tuple[str, ...], fresh_cwd: Path
 ) -> None:
@@ -70,6 +77,7 @@ def test_docs_have_python_blocks() -> None:
     assert {Path(b[0].split(":")[0]).name for b in BLOCKS} >= {"README.md", "quickstart.md"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_script_runs(script: Path, tmp_path: Path) -> None:
     """Each example runs offline in a fresh folder, quickly, and prints something."""

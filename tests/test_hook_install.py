@@ -13,6 +13,8 @@ import pytest
 from scarguard.integrations.claude_code import GUARDED_TOOLS
 from scarguard.integrations.hook_install import EVENTS, install
 
+pytestmark = pytest.mark.slow  # installs and runs the hook command in subprocesses
+
 
 def _install(cwd: Path, home: Path, *options: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, HOME=str(home))

@@ -35,11 +35,13 @@ def test_import_scarguard_loads_at_most_120_modules_and_nothing_heavy() -> None:
     assert len(loaded) <= 120, len(loaded)
 
 
+@pytest.mark.slow
 def test_the_engine_names_load_nothing_heavy() -> None:
     """Importing the engine's names loads no event loop, TLS, CLI, migrations or framework."""
     assert _heavy(_modules("from scarguard import FailureMemory, PromptGuard, Policy")) == []
 
 
+@pytest.mark.slow
 def test_a_check_and_a_record_on_an_existing_file_load_nothing_heavy(tmp_path: Path) -> None:
     """A hook-like process (open a store, check, record) loads nothing heavy.
 
@@ -57,6 +59,7 @@ def test_a_check_and_a_record_on_an_existing_file_load_nothing_heavy(tmp_path: P
     assert _heavy(loaded) == []
 
 
+@pytest.mark.slow
 def test_guarded_tool_loads_the_decorator_only_when_used() -> None:
     """Names are imported on first use: the decorator's module appears only then."""
     before = _modules("import scarguard\nscarguard.FailureMemory")

@@ -145,6 +145,7 @@ def test_one_example_per_framework() -> None:
     assert {p.name for p in EXAMPLES} == set(EXAMPLE_NEEDS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_framework_example_runs(script: Path, tmp_path: Path) -> None:
     """Each framework example runs offline: one tool error, then three refusals."""

@@ -35,6 +35,8 @@ from scarguard.integrations import guard_tools
 from scarguard.integrations.autogen import GuardedModelClient, GuardedWorkbench, guard_tool
 from scarguard.testing import FakeClock
 
+pytestmark = pytest.mark.slow  # a framework's real agent loop
+
 MODEL_INFO: Any = {
     "vision": False,
     "function_calling": True,

@@ -27,6 +27,8 @@ from scarguard.integrations import guard_tools
 from scarguard.integrations.crewai import guard_agent, guard_tool
 from scarguard.testing import FakeClock
 
+pytestmark = pytest.mark.slow  # a framework's real agent loop
+
 
 class ScriptedLLM(BaseLLM):
     """Four identical read_file calls, then a final answer; keeps what it was sent."""

@@ -32,6 +32,8 @@ from scarguard.integrations import guard_tools
 from scarguard.integrations.langchain import ScarguardMiddleware, guard_tool
 from scarguard.testing import FakeClock
 
+pytestmark = pytest.mark.slow  # a framework's real agent loop
+
 
 class ScriptedChat(GenericFakeChatModel):
     """A fake chat model that binds tools and keeps what it was sent."""

@@ -25,6 +25,8 @@ from scarguard.integrations import guard_tools
 from scarguard.integrations.openai_agents import guard_agent, guard_tool
 from scarguard.testing import FakeClock
 
+pytestmark = pytest.mark.slow  # a framework's real agent loop
+
 
 def read_file_script() -> ScriptedModel:
     """Four identical read_file calls for the missing file, then a final message."""

@@ -26,6 +26,8 @@ from scarguard.integrations import guard_tools
 from scarguard.integrations.pydantic_ai import ScarguardCapability, guard_tool
 from scarguard.testing import FakeClock
 
+pytestmark = pytest.mark.slow  # a framework's real agent loop
+
 
 class Script:
     """Four identical read_file calls, then a final answer; keeps what the model was sent."""

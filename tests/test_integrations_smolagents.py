@@ -26,6 +26,8 @@ from scarguard.integrations import guard_tools
 from scarguard.integrations.smolagents import guard_agent, guard_tool
 from scarguard.testing import FakeClock
 
+pytestmark = pytest.mark.slow  # a framework's real agent loop
+
 BAD_CODE = "def ("
 
 

@@ -22,6 +22,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from scarguard import FailureMemory
 from scarguard.integrations.mcp_proxy import GUARD_PROMPT, GUARD_URI
 
+pytestmark = pytest.mark.slow  # the proxy and its upstream MCP servers are subprocesses
+
 UPSTREAM = Path(__file__).parent / "helpers" / "mcp_upstream.py"
 
 

@@ -24,6 +24,8 @@ from agents.mcp import MCPServerStdio
 
 from helpers.openai_agents_model import ScriptedModel
 
+pytestmark = pytest.mark.slow  # a framework's agent loop through the proxy subprocess
+
 UPSTREAM = Path(__file__).parent / "helpers" / "mcp_upstream.py"
 CALLS = [("read_config", {"path": "missing.toml"})] * 4 + [
     ("read_page", {"offset": 0, "limit": 2}),

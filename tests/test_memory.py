@@ -568,6 +568,7 @@ def test_non_json_arguments_are_fingerprinted_deterministically(memory: FailureM
     assert len(json.dumps(result.failure.args)) < 10_000
 
 
+@pytest.mark.slow
 def test_fingerprints_are_stable_across_processes(memory: FailureMemory) -> None:
     """A fresh interpreter computes the same fingerprint (no hash randomisation)."""
     args = {"path": "a.py", "tags": {"x", "y"}, "n": 3}

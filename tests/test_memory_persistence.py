@@ -40,6 +40,7 @@ def run(code: str) -> str:
     return done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["memory.db", "memory.json"])
 def test_failure_recorded_in_one_process_blocks_the_call_in_the_next(
     tmp_path: Path, name: str
@@ -52,6 +53,7 @@ def test_failure_recorded_in_one_process_blocks_the_call_in_the_next(
     assert "edit_file" in out[1]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["memory.db", "memory.json"])
 def test_other_process_constraints_are_seen_without_reopening(tmp_path: Path, name: str) -> None:
     """An open memory sees a constraint another process just wrote, on its next check."""
@@ -64,6 +66,7 @@ def test_other_process_constraints_are_seen_without_reopening(tmp_path: Path, na
     memory.close()
 
 
+@pytest.mark.slow
 def test_other_tenants_in_the_same_file_are_unaffected(tmp_path: Path) -> None:
     """A constraint learned for one project does not refuse the call in another project."""
     path = str(tmp_path / "memory.db")

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 DEMO_COMMAND = "pip install . && scarguard demo"
@@ -46,6 +48,7 @@ def _demo(cwd: Path, *, console_script: bool = False) -> subprocess.CompletedPro
     return done
 
 
+@pytest.mark.slow
 def test_demo_twice_in_a_clean_folder_refuses_what_the_first_run_learned(tmp_path: Path) -> None:
     """Run 1 learns from mistakes into .scarguard/memory.db; run 2 refuses them up front."""
     script = Path(sys.executable).parent / "scarguard"

@@ -71,6 +71,7 @@ def test_retention_must_be_a_positive_number_of_seconds(bad: object) -> None:
         memory.purge(bad)  # type: ignore[arg-type]
 
 
+@pytest.mark.slow
 def test_a_purged_json_store_is_read_and_written_by_another_process(tmp_path: Path) -> None:
     """After the journal is rewritten, a fresh store sees the kept failures and appends."""
     clock = FakeClock()
@@ -98,6 +99,7 @@ def scarguard(*argv: str, cwd: Path) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_scarguard_purge_older_than(tmp_path: Path) -> None:
     """`purge --older-than 30d --yes` deletes old failures, compacts receipts, verify passes."""
     path = tmp_path / "memory.db"
@@ -121,6 +123,7 @@ def test_scarguard_purge_older_than(tmp_path: Path) -> None:
     ] and again.stdout.startswith("deleted 0 failures")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("age", ["0d", "soon", "-3d", "2026-01-01"])
 def test_scarguard_purge_needs_a_duration(tmp_path: Path, age: str) -> None:
     """A bad --older-than is a usage error, and no store is created."""
@@ -129,6 +132,7 @@ def test_scarguard_purge_needs_a_duration(tmp_path: Path, age: str) -> None:
     assert not (tmp_path / ".scarguard").exists()
 
 
+@pytest.mark.slow
 def test_scarguard_purge_on_a_missing_store_creates_nothing(tmp_path: Path) -> None:
     """purge opens an existing store only (exit 3)."""
     done = scarguard("purge", "--older-than", "30d", "--yes", cwd=tmp_path)

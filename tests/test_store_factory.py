@@ -143,6 +143,7 @@ def test_a_tilde_path_opens_under_the_home_folder(
     assert not (tmp_path / "~").exists()
 
 
+@pytest.mark.slow
 def test_opening_a_sqlite_store_imports_nothing_new() -> None:
     """Reaching FailureMemory loads the whole engine with the SQLite store, so opening a
     store starts no scarguard import that a fork in another thread could catch in flight."""
@@ -212,6 +213,7 @@ print("OK")
 """
 
 
+@pytest.mark.slow
 def test_import_and_the_sqlite_store_work_without_fork_hooks_or_fcntl(tmp_path: Path) -> None:
     """Where os.register_at_fork and fcntl do not exist (Windows), import and SQLite work and
     the JSON store says clearly that it needs POSIX file locks."""

@@ -17,6 +17,7 @@ import pytest
 
 from helpers.factories import constraint, failure
 from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres, url_for
+from helpers.waiting import wait_until
 from scarguard.errors import ConfigurationError, SchemaVersionError, StoreError
 from scarguard.model import Scope
 from scarguard.receipts import KEY_ENV
@@ -62,17 +63,6 @@ def admin(schema: str, *statements: str | sql.Composed, params: tuple[Any, ...] 
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(schema)))
         for statement in statements:
             conn.execute(statement, params or None)
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll ``predicate`` until it holds or ``timeout`` passes; return whether it held."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        pause.wait(0.002)
-    return predicate()
 
 
 # -- the same answers as every other store ---------------------------------------------
@@ -381,6 +371,7 @@ def test_a_transaction_begun_while_another_commit_is_in_flight_gets_an_unmatched
         assert following.begin_generation == store.generation() == tx.commit_generation
 
 
+@pytest.mark.slow
 def test_a_writer_stuck_in_its_transaction_times_out_the_next(
     opener: Callable[..., PostgresStore],
 ) -> None:
@@ -419,6 +410,7 @@ def test_lock_timeout_must_be_positive(schema: str) -> None:
 # -- a server that stops answering, a server that is down -----------------------------------
 
 
+@pytest.mark.slow
 def test_a_frozen_server_never_blocks_check_and_fails_writes_after_io_timeout(
     schema: str,
 ) -> None:

@@ -10,14 +10,14 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers.factories import failure
 from helpers.postgres import drop_schema, new_schema, require_postgres, url_for
+from helpers.waiting import wait_until
 from scarguard.model import Scope
 from scarguard.stores import open_store
 
@@ -61,17 +61,6 @@ def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Shared]:
     yield place
     if place.schema is not None:
         drop_schema(place.schema)
-
-
-def wait_until(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
-    """Poll ``predicate`` until it holds or ``timeout`` passes; return whether it held."""
-    deadline = time.monotonic() + timeout
-    pause = threading.Event()
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        pause.wait(0.002)
-    return predicate()
 
 
 def spawn(location: str, count: int, tag: str) -> subprocess.Popen[str]:

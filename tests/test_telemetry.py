@@ -206,6 +206,7 @@ def test_uninstrument_stops_the_signals(
     assert span.events == ()
 
 
+@pytest.mark.slow
 def test_opentelemetry_is_not_imported_unless_used() -> None:
     """A process that never imports opentelemetry runs guarded calls without importing it."""
     code = (
@@ -261,6 +262,7 @@ else:
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [

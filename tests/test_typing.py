@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # runs mypy
+
 pytest.importorskip("mypy", reason="mypy is part of the test extra")
 
 USER_CODE = '''

@@ -9,5 +9,6 @@
 - ``agent_tools``: the failing tool body the framework tests build tool objects around;
 - ``openai_agents_model``: a scripted OpenAI Agents ``Model``;
 - ``mcp_upstream``: an MCP server to put the proxy in front of;
-- ``cited_errors``: real error texts, with their sources, for the signature bank.
+- ``cited_errors``: real error texts, with their sources, for the signature bank;
+- ``waiting``: polling for what another process or thread does, without a fixed sleep.
 """
