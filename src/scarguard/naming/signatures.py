@@ -19,8 +19,10 @@ refused connection. Only exception types that mean one thing are listed on signa
 (``CalledProcessError`` is not: its exit status decides between killed, segfault and failed).
 
 :class:`Signature` itself is defined in :mod:`scarguard.naming._signature`, below both this
-module and the default bank's data (:mod:`scarguard.naming.bank`), which this module builds
-``DEFAULT_BANK`` from: the import graph has no cycle.
+module and the default bank's data (:mod:`scarguard.naming.bank`): the bank's data imports no
+part of this module, so the import graph has no cycle. ``DEFAULT_SIGNATURES`` and
+``DEFAULT_BANK`` load on first use (compiling the bank's patterns is a good part of a
+process's start, and a process that only checks calls never needs them).
 """
 
 from __future__ import annotations
@@ -29,11 +31,10 @@ import functools
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from scarguard.model import Blame
 from scarguard.naming._signature import Signature, bare_name
-from scarguard.naming.bank import DEFAULT_SIGNATURES as _DEFAULT_SIGNATURES
 
 __all__ = [
     "DEFAULT_BANK",
@@ -88,7 +89,9 @@ class SignatureBank:
 
     def __init__(self, signatures: Iterable[Signature] | None = None) -> None:
         if signatures is None:
-            signatures = _DEFAULT_SIGNATURES
+            from scarguard.naming.bank import DEFAULT_SIGNATURES
+
+            signatures = DEFAULT_SIGNATURES
         self._signatures: tuple[Signature, ...] = tuple(signatures)
         self._by_name: dict[str, Signature] = {}
         self._by_exception: dict[str, Signature] = {}
@@ -369,7 +372,23 @@ def fallback_signature(text: str | None) -> Signature:
     )
 
 
-DEFAULT_SIGNATURES: tuple[Signature, ...] = _DEFAULT_SIGNATURES
-"""The default bank's signatures, in bank order (:mod:`scarguard.naming.bank`)."""
-DEFAULT_BANK = SignatureBank()
-"""The bank of :data:`DEFAULT_SIGNATURES`: what a memory names failures with by default."""
+if TYPE_CHECKING:
+    DEFAULT_SIGNATURES: tuple[Signature, ...]
+    """The default bank's signatures, in bank order (:mod:`scarguard.naming.bank`)."""
+    DEFAULT_BANK: SignatureBank
+    """The bank of :data:`DEFAULT_SIGNATURES`: what a memory names failures with by default."""
+
+
+def __getattr__(name: str) -> Any:
+    # Compiling the default bank's patterns is a good part of a process's start, and a
+    # process that only checks calls never needs them: both names load on first use.
+    if name == "DEFAULT_SIGNATURES":
+        from scarguard.naming.bank import DEFAULT_SIGNATURES
+
+        globals()[name] = DEFAULT_SIGNATURES
+        return DEFAULT_SIGNATURES
+    if name == "DEFAULT_BANK":
+        bank = SignatureBank()
+        globals()[name] = bank
+        return bank
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
