@@ -14,7 +14,7 @@ from typing import Any
 
 import attrs
 
-from scarguard._frozen import FrozenDict, freeze, freeze_mapping
+from scarguard._frozen import EMPTY, freeze, freeze_mapping
 
 __all__ = ["ConstraintParams"]
 
@@ -59,7 +59,7 @@ class ConstraintParams(Mapping[str, Any]):
     deterministic: bool = False
     shell: bool = False
     words: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
-    observed: Mapping[str, str] = attrs.field(factory=FrozenDict, converter=_tokens)
+    observed: Mapping[str, str] = attrs.field(default=EMPTY, converter=_tokens)
     search: str | None = None
     max_targets: int | None = None
     step: int | None = None
@@ -67,7 +67,7 @@ class ConstraintParams(Mapping[str, Any]):
     value: Any = attrs.field(default=None, converter=freeze)
     config: Mapping[str, Any] | None = attrs.field(default=None, converter=_optional_mapping)
     scaling: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
-    extra: Mapping[str, Any] = attrs.field(factory=FrozenDict, converter=freeze_mapping)
+    extra: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze_mapping)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any] | None) -> ConstraintParams:

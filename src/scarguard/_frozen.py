@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from typing import Any, NoReturn
 
-__all__ = ["MAX_DEPTH", "FrozenDict", "FrozenList", "freeze", "freeze_mapping"]
+__all__ = ["EMPTY", "MAX_DEPTH", "FrozenDict", "FrozenList", "freeze", "freeze_mapping"]
 
 _ATOMS = frozenset({str, int, float, bool, type(None), bytes})
 
@@ -99,7 +99,8 @@ class FrozenList(list[Any]):
         return self
 
 
-_EMPTY = FrozenDict()
+EMPTY = FrozenDict()
+"""The empty frozen mapping (one object: the default of every empty field)."""
 
 
 def freeze(value: Any) -> Any:
@@ -174,7 +175,7 @@ def freeze_mapping(value: Mapping[Any, Any] | Iterable[tuple[Any, Any]] | None) 
     if kind is FrozenDict:
         return value  # type: ignore[return-value]
     if not value:
-        return _EMPTY
+        return EMPTY
     if kind is not dict and not isinstance(value, Mapping):
         value = dict(value)
     atoms = _ATOMS

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from scarguard._constraint_params import ConstraintParams
-from scarguard._frozen import FrozenDict, freeze_mapping
+from scarguard._frozen import EMPTY, freeze_mapping
 from scarguard.canonical import storable_text
 
 if TYPE_CHECKING:
@@ -158,11 +158,11 @@ class Call:
     """
 
     tool: str
-    args: Mapping[str, Any] = attrs.field(factory=FrozenDict, converter=freeze_mapping)
+    args: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze_mapping)
     targets: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
     action_class: str | None = None
     fingerprint: str = ""
-    params: Mapping[str, Any] = attrs.field(factory=FrozenDict, converter=freeze_mapping)
+    params: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze_mapping)
     changed: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
 
 
@@ -224,7 +224,7 @@ class Failure:
     session: str = attrs.field(default="", converter=_text)
     action_class: str | None = attrs.field(default=None, converter=_opt_text)
     targets: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
-    args: Mapping[str, Any] = attrs.field(factory=FrozenDict, converter=freeze_mapping)
+    args: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze_mapping)
     error: str | None = attrs.field(default=None, converter=_opt_text)
     status_code: int | None = None
     duration_ms: float | None = attrs.field(default=None, converter=_finite_or_none)
