@@ -16,6 +16,8 @@ from scarguard.guard.decorator import guarded_tool
 from scarguard.memory import FailureMemory
 from scarguard.testing import FakeClock
 
+pytestmark = pytest.mark.slow  # real agent frameworks, imported by the tests
+
 
 @pytest.fixture
 def clock() -> FakeClock:

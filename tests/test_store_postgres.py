@@ -25,6 +25,10 @@ from scarguard.stores import MemoryStore, open_store
 
 require_postgres()  # skip the module when the server is unreachable (fail if required)
 
+# Every test here talks to the server (a fresh schema each, NOTIFY, timeouts): the quick
+# loop leaves them out; the full suite, and CI, run them.
+pytestmark = pytest.mark.slow
+
 psycopg = pytest.importorskip("psycopg")
 from psycopg import sql  # noqa: E402
 
@@ -371,7 +375,6 @@ def test_a_transaction_begun_while_another_commit_is_in_flight_gets_an_unmatched
         assert following.begin_generation == store.generation() == tx.commit_generation
 
 
-@pytest.mark.slow
 def test_a_writer_stuck_in_its_transaction_times_out_the_next(
     opener: Callable[..., PostgresStore],
 ) -> None:
@@ -410,7 +413,6 @@ def test_lock_timeout_must_be_positive(schema: str) -> None:
 # -- a server that stops answering, a server that is down -----------------------------------
 
 
-@pytest.mark.slow
 def test_a_frozen_server_never_blocks_check_and_fails_writes_after_io_timeout(
     schema: str,
 ) -> None:
