@@ -1,4 +1,7 @@
-"""guard_tools(): dispatch on the tool object's type, plain functions, bad input, imports."""
+"""guard_tools(): dispatch on the tool object's type, plain functions, bad input, imports.
+
+Tests that build a framework's tool objects import the framework: they are marked slow.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ def memory() -> FailureMemory:
     return FailureMemory(":memory:")
 
 
+@pytest.mark.slow
 def test_mixed_list_plain_function_follows_the_tool_objects(memory: FailureMemory) -> None:
     """A plain function next to LangChain tools becomes a guarded LangChain tool, same schema."""
     tools = pytest.importorskip("langchain_core.tools")
@@ -63,6 +67,7 @@ def test_mixed_list_plain_function_follows_the_tool_objects(memory: FailureMemor
     assert "FileNotFoundError" in first.content and "refused" in second.content
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("framework", ["pydantic_ai", "openai_agents", "smolagents", "autogen"])
 def test_plain_functions_with_framework_option(memory: FailureMemory, framework: str) -> None:
     """framework= turns plain functions into that framework's guarded tool objects."""

@@ -35,6 +35,7 @@ def _urls(wheel: zipfile.ZipFile) -> dict[str, str]:
     return dict(u.split(", ", 1) for u in _metadata(wheel).get_all("Project-URL", []))
 
 
+@pytest.mark.slow
 def test_license_file_is_in_the_repository_and_the_wheel(wheel: zipfile.ZipFile) -> None:
     """The MIT licence text ships in the repository and in the wheel's dist-info."""
     text = (ROOT / "LICENSE").read_text(encoding="utf-8")
@@ -44,6 +45,7 @@ def test_license_file_is_in_the_repository_and_the_wheel(wheel: zipfile.ZipFile)
     assert _metadata(wheel)["License-Expression"] == "MIT"
 
 
+@pytest.mark.slow
 def test_wheel_metadata_names_urls_python_versions_os_and_typing(wheel: zipfile.ZipFile) -> None:
     """The package index shows where the project lives and what it supports."""
     meta = _metadata(wheel)

@@ -309,6 +309,7 @@ def test_postgresql_verify_checks_its_chain_head(store_factory: Callable[..., St
     assert not report.valid and "head is 4" in report.reason
 
 
+@pytest.mark.slow
 def test_cli_verify_says_what_is_and_is_not_covered(tmp_path: Path) -> None:
     """Deleting every constraint passes the chain check: the output says that is not covered."""
     from scarguard import FailureMemory
