@@ -21,6 +21,7 @@ from scarguard.receipts import (
     KEY_ENV,
     Chain,
     load_checkpoint,
+    reseal,
     seal,
     verify_chain,
     verify_store,
@@ -502,3 +503,11 @@ def test_verify_store_reports_damage_unreadable_receipts_and_unsaved_checkpoints
     assert (unreadable.valid, unreadable.count, unreadable.first_broken) == (False, 1, 2)
     unsaved = verify_store(_reading(Chain(receipts)), _Saved(fail="the disk is full"))
     assert unsaved.valid and unsaved.reason == "the disk is full"
+
+
+def test_reseal_is_sealing_again_at_another_place() -> None:
+    """A receipt sealed after a stale head, sealed again after the real one, is that seal."""
+    first = seal(3, "a" * 64, "failure", 12.5, {"x": 0.1}, "k")
+    again = reseal(first, 7, "b" * 64, "k")
+    assert again == seal(7, "b" * 64, "failure", 12.5, {"x": 0.1}, "k")
+    assert again.hash == again.expected_hash("k") != first.hash

@@ -33,6 +33,7 @@ __all__ = [
     "COMPACT",
     "GENESIS",
     "KEY_ENV",
+    "Appending",
     "Chain",
     "Checkpoints",
     "FileCheckpoint",
@@ -42,6 +43,7 @@ __all__ = [
     "checkpoint_mac",
     "damaged_checkpoint",
     "load_checkpoint",
+    "reseal",
     "save_checkpoint",
     "seal",
     "verify_chain",
@@ -200,6 +202,43 @@ def seal(
     at_ms = round(at * 1000)
     digest = _hash(_body(seq, prev, type, at_ms, text), key)
     return Receipt(seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash=digest)
+
+
+def reseal(
+    receipt: Receipt, seq: int, prev: str, key: bytes | str | None = None
+) -> Receipt:
+    """Return ``receipt`` sealed again at ``seq`` after ``prev`` (its type, time and payload)."""
+    digest = _hash(_body(seq, prev, receipt.type, receipt.at_ms, receipt.payload), key)
+    return attrs.evolve(receipt, seq=seq, prev=prev, hash=digest)
+
+
+class Appending:
+    """How every store transaction appends a receipt: seal after the chain's head, append.
+
+    A transaction class mixes this in and gives the primitives: :attr:`_chain_on` and
+    :attr:`_chain_key` (whether the store keeps the chain, and its HMAC key),
+    :meth:`_chain_head` (the head as this transaction sees it, under the write lock) and
+    :meth:`_append_receipt` (write the sealed receipt in the transaction, and take it as the
+    head).
+    """
+
+    _chain_on: bool
+    _chain_key: bytes | str | None
+
+    def _chain_head(self) -> tuple[int, str]:
+        """Return ``(seq, hash)`` of the chain's head (``(0, GENESIS)`` when empty)."""
+        raise NotImplementedError
+
+    def _append_receipt(self, receipt: Receipt) -> None:
+        """Write ``receipt`` in this transaction; it becomes the head."""
+        raise NotImplementedError
+
+    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+        """Append a receipt to the chain in this transaction (no-op when receipts are off)."""
+        if not self._chain_on:
+            return
+        seq, prev = self._chain_head()
+        self._append_receipt(seal(seq + 1, prev, type, at, payload, self._chain_key))
 
 
 def verify_chain(

@@ -7,20 +7,20 @@ the changed tenant only after the body returns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 import attrs
 
 from scarguard.model import Constraint, Failure
-from scarguard.receipts import GENESIS, Receipt, seal
+from scarguard.receipts import GENESIS, Appending, Receipt
 from scarguard.stores._json_state import State, Tenant, TenantState
 from scarguard.stores.protocol import CounterValue, failure_identity
 
 __all__ = ["JSONTransaction"]
 
 
-class JSONTransaction:
+class JSONTransaction(Appending):
     """Changes of one JSON-store transaction, made on copies until the store commits them."""
 
     def __init__(
@@ -33,8 +33,8 @@ class JSONTransaction:
         begin: Hashable = None,
         stored_failures: Callable[[], list[Failure]] = list,
     ) -> None:
-        self._receipts = receipts
-        self._key = key
+        self._chain_on = receipts
+        self._chain_key = key
         self.stored_failures = stored_failures
         """The tenant's committed failures (read only when import asks for them)."""
         self.tenant = tenant
@@ -107,11 +107,10 @@ class JSONTransaction:
     def constraints(self) -> list[Constraint]:
         return sorted(self.data.constraints.values(), key=lambda c: (c.created_at, c.key))
 
-    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
-        if not self._receipts:
-            return
-        prev = self.receipt_head or GENESIS
-        sealed = seal(self.receipt_seq + 1, prev, type, at, payload, self._key)
-        self.receipts.append(sealed)
-        self.receipt_seq, self.receipt_head = sealed.seq, sealed.hash
+    def _chain_head(self) -> tuple[int, str]:
+        return self.receipt_seq, self.receipt_head or GENESIS
+
+    def _append_receipt(self, receipt: Receipt) -> None:
+        self.receipts.append(receipt)
+        self.receipt_seq, self.receipt_head = receipt.seq, receipt.hash
         self.changed = True

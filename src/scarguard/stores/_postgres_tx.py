@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -11,7 +11,7 @@ import psycopg
 
 from scarguard.errors import StoreError
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import seal
+from scarguard.receipts import Appending, Receipt
 from scarguard.stores._postgres_conn import Connection
 from scarguard.stores._postgres_schema import (
     BUMP,
@@ -56,7 +56,7 @@ class Pipelined:
         return cursor
 
 
-class PostgresTransaction(SQLTransaction):
+class PostgresTransaction(Appending, SQLTransaction):
     """One write transaction on one tenant, on a connection inside ``BEGIN``.
 
     Args:
@@ -82,8 +82,8 @@ class PostgresTransaction(SQLTransaction):
         error: Callable[[str], StoreError],
         begin: Hashable = None,
     ) -> None:
-        self._receipts = receipts
-        self._key = key
+        self._chain_on = receipts
+        self._chain_key = key
         self._error = error
         self._conn = conn
         self._tenant = (scope.workspace, scope.project)
@@ -138,17 +138,16 @@ class PostgresTransaction(SQLTransaction):
         self.changed = self.changed or bool(found)
         return [found[k] for k in wanted if k in found]
 
-    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
-        if not self._receipts:
-            return
-        head = self._head
-        if head is None:
+    def _chain_head(self) -> tuple[int, str]:
+        if self._head is None:
             found = self._conn.execute(_LOCK_HEAD).fetchone()
             if found is None:
                 raise self._error("the receipt_head row is missing")
-            head = (int(found[0]), str(found[1]))
-        sealed = seal(head[0] + 1, head[1], type, at, payload, self._key)
-        values = (sealed.seq, sealed.prev, sealed.type, sealed.at_ms, sealed.payload, sealed.hash)
-        self._conn.queue(INSERT_RECEIPT, (*values, sealed.seq, sealed.hash))
-        self._head = (sealed.seq, sealed.hash)
+            self._head = (int(found[0]), str(found[1]))
+        return self._head
+
+    def _append_receipt(self, receipt: Receipt) -> None:
+        values = (receipt.seq, receipt.prev, receipt.type, receipt.at_ms, receipt.payload)
+        self._conn.queue(INSERT_RECEIPT, (*values, receipt.hash, receipt.seq, receipt.hash))
+        self._head = (receipt.seq, receipt.hash)
         self.changed = True

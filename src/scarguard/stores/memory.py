@@ -13,7 +13,7 @@ from typing import Any
 import attrs
 
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import COMPACT, GENESIS, Chain, Receipt, seal, verify_store
+from scarguard.receipts import COMPACT, GENESIS, Appending, Chain, Receipt, verify_store
 from scarguard.stores.protocol import CounterValue, VerifyReport, failure_identity
 
 __all__ = ["MemoryStore"]
@@ -54,13 +54,15 @@ class _TenantData:
         self.counters[key] = value
 
 
-class _MemoryTransaction:
+class _MemoryTransaction(Appending):
     """Changes applied in place, each with its undo, so a rollback costs what the body did."""
 
     def __init__(self, store: MemoryStore, data: _TenantData) -> None:
         self._store = store
         self._data = data
         self.changed = False
+        self._chain_on = store.receipts
+        self._chain_key = store._key
         self._undo: list[Callable[[], None]] = []
         self._begin: Hashable = store._generation
         self._commit: Hashable | None = None
@@ -144,12 +146,13 @@ class _MemoryTransaction:
     def constraints(self) -> list[Constraint]:
         return sorted(self._data.constraints.values(), key=lambda c: (c.created_at, c.key))
 
-    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
-        if not self._store.receipts:
-            return
+    def _chain_head(self) -> tuple[int, str]:
         chain = self._store._chain
-        seq, prev = (chain[-1].seq + 1, chain[-1].hash) if chain else (1, GENESIS)
-        chain.append(seal(seq, prev, type, at, payload, self._store._key))
+        return (chain[-1].seq, chain[-1].hash) if chain else (0, GENESIS)
+
+    def _append_receipt(self, receipt: Receipt) -> None:
+        chain = self._store._chain
+        chain.append(receipt)
         self._undo.append(lambda: _drop_last(chain))
         self.changed = True
 

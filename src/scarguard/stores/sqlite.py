@@ -42,10 +42,11 @@ import attrs
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import (
     GENESIS,
+    Appending,
     Chain,
     FileCheckpoint,
     Receipt,
-    seal,
+    reseal,
     verify_store,
 )
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
@@ -107,7 +108,7 @@ class _HeldBumps:
             self.conn.execute(bump_many_sql(len(chunk) // 5), chunk)
 
 
-class _SQLiteTransaction(SQLTransaction):
+class _SQLiteTransaction(Appending, SQLTransaction):
     _sql = SQL
     _put_constraint = PUT_CONSTRAINT
     _conn: _HeldBumps
@@ -124,6 +125,8 @@ class _SQLiteTransaction(SQLTransaction):
         # The chain's head, when known without a read: the one this connection left at its
         # last commit, if nobody committed since (same ``data_version``).
         self.head = store._db.head(conn, begin[0]) if store.receipts else None
+        self._chain_on = store.receipts
+        self._chain_key = store._key
 
     @property
     def begin_generation(self) -> Hashable:
@@ -174,20 +177,19 @@ class _SQLiteTransaction(SQLTransaction):
         self.changed = self.changed or bool(removed)
         return removed
 
-    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
-        if not self._store.receipts:
-            return
-        head = self.head if self.head is not None else self._read_head()
-        sealed = seal(head[0] + 1, head[1], type, at, payload, self._store._key)
+    def _chain_head(self) -> tuple[int, str]:
+        return self.head if self.head is not None else self._read_head()
+
+    def _append_receipt(self, receipt: Receipt) -> None:
         try:
-            self._conn.execute(INSERT_RECEIPT, _receipt_row(sealed))
+            self._conn.execute(INSERT_RECEIPT, _receipt_row(receipt))
         except sqlite3.IntegrityError:
             # UNIQUE(prev) or the seq key: the head moved under a stale cache. The write lock
             # is held, so the head read now is the real one (the statement alone failed).
-            head = self._read_head()
-            sealed = seal(head[0] + 1, head[1], type, at, payload, self._store._key)
-            self._conn.execute(INSERT_RECEIPT, _receipt_row(sealed))
-        self.head = (sealed.seq, sealed.hash)
+            seq, prev = self._read_head()
+            receipt = reseal(receipt, seq + 1, prev, self._chain_key)
+            self._conn.execute(INSERT_RECEIPT, _receipt_row(receipt))
+        self.head = (receipt.seq, receipt.hash)
         self.changed = True
 
     def _read_head(self) -> tuple[int, str]:
