@@ -1,19 +1,4 @@
-"""A tamper-evident hash chain over everything the memory records.
-
-Each receipt hashes the canonical JSON of its whole record: sequence number, previous hash,
-type, time (integer milliseconds) and payload (floats carried as strings, so the bytes
-hashed never depend on float formatting). Editing any field, deleting or reordering a
-receipt breaks a link; a cut-off tail or a rolled-back store is caught by comparing with a
-checkpoint of the head kept beside the store. With a secret key (``SCARGUARD_RECEIPT_KEY``)
-the hashes are HMACs and the checkpoint carries one too, so forging a chain, or cutting it
-and rewriting the checkpoint to match, needs the key.
-
-Retention compacts the chain: the receipts before some sequence number ``F`` are deleted and
-a ``compact`` receipt is appended naming ``F`` and the hash the receipt ``F`` links to. The
-chain then verifies from ``F``: a chain that does not start at 1 is valid only when its
-latest ``compact`` receipt names exactly where it starts, so deleting old receipts by any
-other means is still detected (and, with a key, cannot be covered up).
-"""
+"""The chain itself: a receipt, its canonical bytes and hash, sealing, appending, checking."""
 
 from __future__ import annotations
 
@@ -22,34 +7,10 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-from collections.abc import Callable, Iterable, Mapping
-from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
-
-__all__ = [
-    "COMPACT",
-    "GENESIS",
-    "KEY_ENV",
-    "Appending",
-    "Chain",
-    "Checkpoints",
-    "FileCheckpoint",
-    "Receipt",
-    "VerifyReport",
-    "check_checkpoint",
-    "checkpoint_mac",
-    "damaged_checkpoint",
-    "load_checkpoint",
-    "reseal",
-    "save_checkpoint",
-    "seal",
-    "verify_chain",
-    "verify_store",
-    "write_checkpoint",
-]
 
 GENESIS = "0" * 64
 """The ``prev`` of the first receipt."""
@@ -204,9 +165,7 @@ def seal(
     return Receipt(seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash=digest)
 
 
-def reseal(
-    receipt: Receipt, seq: int, prev: str, key: bytes | str | None = None
-) -> Receipt:
+def reseal(receipt: Receipt, seq: int, prev: str, key: bytes | str | None = None) -> Receipt:
     """Return ``receipt`` sealed again at ``seq`` after ``prev`` (its type, time and payload)."""
     digest = _hash(_body(seq, prev, receipt.type, receipt.at_ms, receipt.payload), key)
     return attrs.evolve(receipt, seq=seq, prev=prev, hash=digest)
@@ -314,196 +273,3 @@ def verify_chain(
                 False, count, seq, f"receipt {seq} differs from the checkpoint", prev, start
             )
     return VerifyReport(True, count, None, "", prev if count else None, start)
-
-
-def checkpoint_mac(seq: int, head: str, key: bytes | str | None = None) -> str | None:
-    """Return the HMAC of a ``(seq, hash)`` checkpoint, or ``None`` without a key.
-
-    With a key, a checkpoint without this MAC (or with a wrong one) is refused, so cutting
-    the end off the chain and rewriting the checkpoint to match needs the key too.
-    """
-    secret = _key(key)
-    if secret is None:
-        return None
-    return hmac.new(secret, f"checkpoint:{seq}:{head}".encode(), hashlib.sha256).hexdigest()
-
-
-def check_checkpoint(
-    seq: int, head: str, mac: object, key: bytes | str | None, where: str
-) -> tuple[int, str]:
-    """Return ``(seq, head)`` if its MAC is right (or no key is set).
-
-    Raises:
-        ValueError: A key is set and the MAC is missing or wrong.
-    """
-    expected = checkpoint_mac(seq, head, key)
-    if expected is not None and not (isinstance(mac, str) and hmac.compare_digest(mac, expected)):
-        raise ValueError(
-            f"the checkpoint {where} has no valid MAC for the receipt key (written without"
-            " the key, or forged)"
-        )
-    return seq, head
-
-
-def load_checkpoint(path: str, key: bytes | str | None = None) -> tuple[int, str] | None:
-    """Return the ``(seq, hash)`` checkpoint stored at ``path``, or ``None`` if there is none.
-
-    Raises:
-        ValueError: The file exists but cannot be read as a checkpoint, or (with a key) its
-            MAC is missing or wrong. A damaged checkpoint must not pass for a missing one: a
-            truncated chain would then verify.
-    """
-    try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
-        seq, head = int(data["seq"]), str(data["hash"])
-    except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise ValueError(f"the checkpoint {path} is damaged ({type(exc).__name__})") from exc
-    return check_checkpoint(seq, head, data.get("mac"), key, path)
-
-
-def save_checkpoint(path: str, seq: int, head: str, key: bytes | str | None = None) -> str:
-    """Write the checkpoint as :func:`write_checkpoint` does; return what went wrong, if anything.
-
-    A checkpoint that cannot be written (a full disk, a read-only folder) never makes a
-    valid chain fail: the chain was checked; only the next truncation check is weaker. The
-    returned text (empty when saved) says so, for the report.
-    """
-    try:
-        write_checkpoint(path, seq, head, key)
-    except OSError as exc:
-        return f"the checkpoint {path} could not be saved ({exc.strerror or exc})"
-    return ""
-
-
-def damaged_checkpoint(problem: ValueError) -> VerifyReport:
-    """Return the report for a chain whose checkpoint cannot be read."""
-    return VerifyReport(
-        False,
-        0,
-        None,
-        f"{problem}: truncation cannot be ruled out; restore the file, or delete it to accept"
-        " the current head",
-    )
-
-
-def write_checkpoint(path: str, seq: int, head: str, key: bytes | str | None = None) -> None:
-    """Atomically write a ``(seq, hash)`` checkpoint to ``path`` (with its MAC, given a key).
-
-    The temporary file is unique per process and thread, so concurrent writers never
-    share one; it is removed if anything fails before the rename.
-    """
-    tmp = f"{path}.tmp-{os.getpid()}-{secrets.token_hex(4)}"
-    record: dict[str, Any] = {"seq": seq, "hash": head}
-    mac = checkpoint_mac(seq, head, key)
-    if mac is not None:
-        record["mac"] = mac
-    try:
-        with os.fdopen(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as handle:
-            json.dump(record, handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-# -- verifying a store's chain ------------------------------------------------------------
-
-
-@attrs.frozen
-class Chain:
-    """What a store reads of its chain for :func:`verify_store`, in one snapshot.
-
-    Attributes:
-        receipts: The receipts in stored order (may be read lazily while the snapshot lasts).
-        head: The head the store keeps beside the chain, as ``(seq, hash)``; ``None`` when
-            it keeps none.
-        unreadable: The position of the first receipt that could not be read (the
-            ``receipts`` stop before it); ``None`` when every one was read.
-        damage: Damage the store found beside the chain (it makes the chain invalid).
-    """
-
-    receipts: Iterable[Receipt]
-    head: tuple[int, str] | None = None
-    unreadable: int | None = None
-    damage: str = ""
-
-
-class Checkpoints(Protocol):
-    """Where a store keeps the checkpoint of its verified head."""
-
-    def load(self) -> tuple[int, str] | None:
-        """Return the ``(seq, hash)`` saved, or ``None``; ``ValueError`` when damaged."""
-
-    def save(self, seq: int, head: str) -> str:
-        """Save ``(seq, head)``; return why it could not be saved (empty when it was)."""
-
-
-@attrs.frozen
-class FileCheckpoint:
-    """The checkpoint in a file beside the store (``<path>.head``), with its MAC given a key."""
-
-    path: str
-    key: bytes | str | None = None
-
-    def load(self) -> tuple[int, str] | None:
-        """Return the saved ``(seq, hash)`` (see :func:`load_checkpoint`)."""
-        return load_checkpoint(self.path, self.key)
-
-    def save(self, seq: int, head: str) -> str:
-        """Write it atomically (see :func:`save_checkpoint`)."""
-        return save_checkpoint(self.path, seq, head, self.key)
-
-
-def verify_store(
-    read: Callable[[], AbstractContextManager[Chain]],
-    checkpoints: Checkpoints | None,
-    key: bytes | str | None = None,
-) -> VerifyReport:
-    """Verify a store's chain against its checkpoint and head; advance the checkpoint.
-
-    The checkpoint is loaded before the chain is read (a checkpoint saved meanwhile by
-    another process can then only be older than the chain read). A valid chain is also
-    checked against the head the store keeps beside it, and its head saved as the new
-    checkpoint unless a later one is saved already; a checkpoint that cannot be saved leaves
-    the chain valid and says why in ``reason``.
-
-    Args:
-        read: Opens one snapshot of the store's chain.
-        checkpoints: Where the checkpoint is kept (``None``: the store keeps none).
-        key: The HMAC key (``None``: from ``SCARGUARD_RECEIPT_KEY``, else plain SHA-256).
-    """
-    try:
-        saved = checkpoints.load() if checkpoints is not None else None
-    except ValueError as problem:
-        return damaged_checkpoint(problem)
-    with read() as chain:
-        if chain.unreadable is not None:
-            n = chain.unreadable
-            return VerifyReport(False, n - 1, n, f"receipt {n} is unreadable")
-        report = verify_chain(chain.receipts, key=key, checkpoint=saved)
-    if not report.valid:
-        return report
-    if chain.damage:
-        return VerifyReport(False, report.count, None, chain.damage, report.head, report.start)
-    last = report.last_seq
-    if chain.head is not None:
-        seq, head = chain.head
-        if seq != last:
-            reason = f"chain ends at {last} but the store's head is {seq}"
-            return VerifyReport(
-                False, report.count, min(last, seq) + 1, reason, report.head, report.start
-            )
-        if report.count and head != report.head:
-            reason = f"receipt {last} differs from the store's head"
-            return VerifyReport(False, report.count, last, reason, report.head, report.start)
-    if checkpoints is not None and report.head is not None and (saved is None or saved[0] <= last):
-        unsaved = checkpoints.save(last, report.head)
-        if unsaved:
-            report = attrs.evolve(report, reason=unsaved)
-    return report
