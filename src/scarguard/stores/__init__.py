@@ -13,10 +13,11 @@ The package:
 - their plumbing, in ``_``-prefixed modules: ``_sql`` (what SQLite and PostgreSQL share),
   ``_sqlite_*`` and ``_postgres_*`` (connections, schemas, transactions, deadlines, change
   detection), ``_json_*`` and ``_locking`` (the JSON store's files, transactions and locks),
-  ``_files`` (atomic replacement) and ``_forkgate`` (``fork`` kept out of SQLite writes).
+  and ``_files`` (atomic replacement).
 
-The receipt chain every store appends to, and :class:`VerifyReport`, live in
-:mod:`scarguard.receipts`.
+The receipt chain every store appends to and verifies (``receipts.Appending``,
+``receipts.verify_store``), and :class:`VerifyReport`, live in :mod:`scarguard.receipts`;
+fork safety (the write gate, what a child forgets) in ``scarguard._fork``.
 
 ``SQLiteStore`` is imported on first use, so that a Python built without ``sqlite3`` can
 still import this package and fall back to the JSON store; ``PostgresStore`` too, so that
