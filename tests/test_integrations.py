@@ -101,6 +101,7 @@ def test_not_a_tool(memory: FailureMemory) -> None:
         guard_tools([42], memory, framework="langchain")
 
 
+@pytest.mark.slow
 def test_not_a_memory() -> None:
     """The memory must be a FailureMemory."""
     pytest.importorskip("langchain_core")
