@@ -121,15 +121,23 @@ def guarded_cases(
             return x
 
         @guarded_tool(memory)
-        def read_file(path: str) -> str:
-            return path
+        def read_file(path: str, offset: int = 0) -> str:
+            return f"{path}@{offset}"
 
         cases[label] = (run_query, False)
         if label != "guarded_allowed_json":
-            # the seeded constraints are about read_file: distinct paths match none of them
-            # and never repeat, so this is a tool with active constraints, allowed
+            # The seeded constraints are about read_file (missing files): these calls match
+            # none of them and never loop (each result is new), so each is checked against
+            # active constraints and allowed. 50 files read at new offsets: paths repeat as
+            # an agent's do (their redacted form is cached).
             constrained = label.replace("allowed", "constrained")
-            cases[constrained] = ((lambda i, f=read_file: f(f"present-{i}.py")), False)
+            cases[constrained] = (
+                (lambda i, f=read_file: f(f"present-{i % 50}.py", i)),
+                False,
+            )
+            # the same, each call on a path never seen before (its redaction is computed)
+            fresh = label.replace("allowed", "constrained_new_path")
+            cases[fresh] = ((lambda i, f=read_file: f(f"present-{i}.py")), False)
             # the same 50 calls returning the same result: from the 3rd time each carries
             # the no-progress warning (a message built per call); no budget, shown apart
             looping = label.replace("allowed", "loop_warning")

@@ -26,15 +26,23 @@ import attrs
 from scarguard import _fork
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
+from scarguard.adapters.tool_call import Screen
 from scarguard.canonical import storable_text
 from scarguard.errors import ConfigurationError, StoreError
 from scarguard.guard.step import Attempt
 from scarguard.learning.convergence import Event, SessionTracker
-from scarguard.learning.index import ConstraintIndex, RecordingTransaction
+from scarguard.learning.index import FAILED_TOOL, ConstraintIndex, RecordingTransaction
+from scarguard.learning.keys import class_prefixes
 from scarguard.learning.lifting import lift_on_success, liftable, reset_keys_for_success
 from scarguard.learning.messages import decision_message
 from scarguard.learning.observed import Revalidator, dependencies, is_shell_like
-from scarguard.learning.progress import NO_RESULT, ProgressTracker, may_change, result_digest
+from scarguard.learning.progress import (
+    NO_RESULT,
+    ProgressTracker,
+    changes_results,
+    may_change,
+    result_digest,
+)
 from scarguard.learning.rules import Lesson, enforce_cap, learn
 from scarguard.maintenance import MaintenanceMixin
 from scarguard.model import (
@@ -78,6 +86,8 @@ _REDACTED_ERRORS = 256
 """Redacted error texts kept per memory (see ``_redacted_error``)."""
 _UNLOADED: Hashable = object()
 """The generation of an index never loaded from the store."""
+_SCREENS = 4096
+"""Tools whose fast-path screening is remembered, per memory."""
 _OUTAGE_RETRY = 5.0
 """Seconds between attempts to reload the constraints while the store cannot be read."""
 _log = logging.getLogger("scarguard")
@@ -192,10 +202,13 @@ class FailureMemory(MaintenanceMixin):
         self._retry_at = 0.0  # while the store cannot be read: when to try again
         self._outage = False
         self._tracker = SessionTracker(self.policy)
-        self._progress = ProgressTracker(self.policy)
+        self._progress = ProgressTracker(self.policy, self._raw_fingerprint)
+        self._screens: dict[str, tuple[Adapter, Callable[..., Screen] | None]] = {}
+        self._screened: tuple[str, Mapping[str, Any], Screen] | None = None
         self._last_ok: dict[str, Call] = {}
         self._described: Call | None = None  # the latest call describe() made safe
-        self._pending: list[Call] = []
+        # successes to write: described calls, and (tool, action class) of fast-path ones
+        self._pending: list[Call | tuple[str, str | None]] = []
         self._pending_counts: Counter[str] = Counter()
         self._pending_refusals = 0
         self.enforce = bool(enforce)
@@ -305,6 +318,7 @@ class FailureMemory(MaintenanceMixin):
                 return self._index
             try:
                 rules = self.store.load_constraints(self.scope)
+                failed = self.store.counters(self.scope, FAILED_TOOL)
             except StoreError as exc:
                 if self._generation is _UNLOADED:
                     raise
@@ -314,7 +328,8 @@ class FailureMemory(MaintenanceMixin):
                     _log.warning("%s; checking with the constraints loaded before", exc)
                 return self._index
             self._outage = False
-            index = ConstraintIndex.build(rules, now)
+            tools = (k[len(FAILED_TOOL) :] for k, v in failed.items() if v.count > 0)
+            index = ConstraintIndex.build(rules, now, tools)
             # The token was read before the load: if a writer committed in between, the
             # index may be newer than the token says, never older, and the next check
             # reloads once more.
@@ -322,6 +337,73 @@ class FailureMemory(MaintenanceMixin):
                 self._index, self._generation = index, generation
             return index
         return self._index
+
+    def _screen(self, tool: str) -> Callable[..., Screen] | None:
+        """Return how to screen ``tool``'s calls for the fast path (``None``: never fast).
+
+        Only the built-in tool-call adapter's own description is known to make calls
+        without parameters whose fingerprint is :meth:`ToolCallAdapter.fingerprint`; a tool
+        whose name would be stored otherwise than given takes the full path too.
+        """
+        adapter = self.adapter_for(tool)
+        known = self._screens.get(tool)
+        if known is not None and known[0] is adapter:
+            return known[1]
+        screen: Callable[..., Screen] | None = None
+        plain = isinstance(tool, str) and bool(tool) and storable_text(tool) == tool
+        if isinstance(adapter, ToolCallAdapter) and plain:
+            kind = type(adapter)
+            own = (
+                kind.describe is ToolCallAdapter.describe
+                and kind.fingerprint is ToolCallAdapter.fingerprint
+            )
+            screen = adapter.screen if own else None
+        if len(self._screens) < _SCREENS:
+            self._screens[tool] = (adapter, screen)
+        return screen
+
+    def _raw_fingerprint(self, tool: str, args: Mapping[str, Any]) -> str:
+        """The fingerprint of a call described only now (loop detection of fast calls)."""
+        return self.adapter_for(tool).describe(tool, args).fingerprint
+
+    def _quick_check(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        targets: Sequence[str] | None,
+        nowait: bool = False,
+    ) -> bool:
+        """Return whether the call is allowed without describing it (the fast path).
+
+        True when nothing the memory knows can apply to the call: its tool never failed and
+        has no constraint, no constraint of its action class, none about targets when it may
+        have some, and no loop of the tool's calls running (see
+        :meth:`ConstraintIndex.quiet`). Then no fingerprint is computed, no :class:`Call`
+        built; ``False`` sends the call through :meth:`check`. With ``nowait`` nothing
+        touches the store (``False`` when the index's currency is not known without I/O).
+        """
+        screen = self._screen(tool)
+        if screen is None:
+            return False
+        if nowait:
+            if self._generation is _UNLOADED:
+                return False
+            peek = getattr(self.store, "peek_generation", None)
+            if peek is None or peek() != self._generation:
+                return False
+            index = self._index
+        elif self.store.generation() == self._generation:
+            index = self._index
+        else:
+            index = self._current_index(self.clock())
+        shape = screen(tool, args)
+        if not index.quiet(tool, shape.action_class, shape.may_target or bool(targets)):
+            return False
+        self._screened = (tool, args, shape)  # the record of this call reuses it
+        if self._progress.hot_for(tool):
+            return False
+        decision_signals(tool, "allowed", (), self.scope)
+        return True
 
     def check(
         self,
@@ -537,6 +619,10 @@ class FailureMemory(MaintenanceMixin):
         Returns:
             The stored failure, what was learned or lifted, and the session's convergence.
         """
+        if error is None and ok is not False and not isinstance(tool, Call):
+            done = self._quick_success(tool, args, targets, result, score)
+            if done is not None:
+                return done
         return self._record_described(
             self.describe(tool, args, targets=targets),
             ok=ok,
@@ -626,7 +712,10 @@ class FailureMemory(MaintenanceMixin):
             self._tracker.note(
                 Event.OK if failed is None else Event.FAILED, call.action_class, score
             )
-            full = len(self._pending) + self._pending_refusals >= self._batch
+            full = (
+                len(self._pending) + self._pending_refusals
+                >= self._batch
+            )
             convergence = self._tracker.convergence()
         if full:
             self.flush()
@@ -777,7 +866,7 @@ class FailureMemory(MaintenanceMixin):
             with self._view:
                 if counted:
                     self._tracker.note(Event.FAILED, call.action_class, outcome.score)
-                self._progress.forget(call.fingerprint)
+                self._progress.forget(call.fingerprint, tool=call.tool)
                 convergence = self._tracker.convergence()
         outcome_signals(call.tool, stored.signature, blame.value, learned, (), self.scope)
         found = Classification(signature, blame, retry_after(outcome.error))
@@ -800,7 +889,10 @@ class FailureMemory(MaintenanceMixin):
         # would double the cost of every success for a lift that can wait one call.
         index = self._index
         lift = bool(index) and bool(liftable(index, call, adapter, self.policy))
-        full = len(self._pending) + self._pending_refusals + 1 >= self._batch
+        full = (
+            len(self._pending) + self._pending_refusals + 1
+            >= self._batch
+        )
         if nowait and (lift or full):
             return None
         changing = may_change(call, adapter.mutating(call))
@@ -829,7 +921,12 @@ class FailureMemory(MaintenanceMixin):
         return RecordResult(None, (), lifted, self._tracker.convergence)
 
     def _record_success_nowait(
-        self, call: Call | str, duration_ms: float | None = None, result: Any = NO_RESULT
+        self,
+        call: Call | str,
+        duration_ms: float | None = None,
+        result: Any = NO_RESULT,
+        args: Mapping[str, Any] | None = None,
+        targets: Sequence[str] | None = None,
     ) -> RecordResult | None:
         """Count a success in memory if that needs no store round trip; else return ``None``.
 
@@ -838,9 +935,69 @@ class FailureMemory(MaintenanceMixin):
         needs the store (it lifts a constraint, or fills the batch), ``None`` says to
         :meth:`record` it off the loop instead.
         """
-        if not isinstance(call, Call) or self._shadow:
+        if self._shadow:
             return None
+        if not isinstance(call, Call):
+            return self._quick_success(call, args, targets, result, None, nowait=True)
         return self._record_success(call, None, result, nowait=True)
+
+    def _quick_success(
+        self,
+        tool: str,
+        args: Mapping[str, Any] | None,
+        targets: Sequence[str] | None,
+        result: Any,
+        score: float | None,
+        *,
+        nowait: bool = False,
+    ) -> RecordResult | None:
+        """Count a success without describing the call, when nothing can need it described.
+
+        The call's tool never failed and nothing indexed applies to it (the test of
+        :meth:`_quick_check`), and its success lifts nothing (it does not change the world,
+        or no constraint is indexed). It is counted in memory: the session's progress, its
+        result for loop detection (by digest, fingerprinted only if a result of the tool
+        repeats: :meth:`ProgressTracker.returned_raw`), and ``ok:<tool>`` with its action
+        class's strategy counters reset at the next batched write. A tool that never failed
+        has no failure record of its own to reset. ``None`` says to take the full path.
+        """
+        if self._shadow or self._generation is _UNLOADED or not isinstance(tool, str):
+            return None
+        if args is None:
+            args = {}
+        elif type(args) is not dict and not isinstance(args, Mapping):
+            return None
+        last = self._screened
+        if last is not None and last[1] is args and last[0] == tool:
+            shape = last[2]  # screened by the check just before (the same arguments object)
+        else:
+            screen = self._screen(tool)
+            if screen is None:
+                return None
+            shape = screen(tool, args)
+        index = self._index
+        if not index.quiet(tool, shape.action_class, shape.may_target or bool(targets)):
+            return None
+        if shape.mutating and index:
+            return None  # it may lift other calls' bans: the full path looks
+        full = len(self._pending) + self._pending_refusals + 1
+        if nowait and full >= self._batch:
+            return None
+        changing = changes_results(shape.action_class, args, shape.mutating)
+        digest = None if changing or result is NO_RESULT else result_digest(result)
+        now = self.clock()
+        progress = self._progress
+        with self._view:
+            if changing:
+                progress.changed()
+            elif not progress.returned_raw(tool, args, digest, now):
+                return None  # one of its results repeats, or a run may end: fingerprint it
+            self._tracker.note(Event.OK, shape.action_class, score)
+            self._pending.append((tool, shape.action_class))
+        if full >= self._batch:
+            self.flush()
+        outcome_signals(tool, None, None, (), (), self.scope)
+        return RecordResult(None, (), (), self._tracker.convergence)
 
     def _note_progress(
         self, call: Call, changing: bool, digest: Hashable | None, now: float
@@ -850,15 +1007,15 @@ class FailureMemory(MaintenanceMixin):
         if changing:
             progress.changed()
         elif digest is not None:
-            count = progress.returned(call.fingerprint, digest, now)
+            count = progress.returned(call.fingerprint, digest, now, tool=call.tool)
             if count >= self.policy.loop_warn:
                 since = progress.since(call.fingerprint)
                 self._tracker.loop_reason = progress.reason(count, now if since is None else since)
         else:
-            progress.forget(call.fingerprint)
+            progress.forget(call.fingerprint, tool=call.tool)
 
     @contextmanager
-    def _keeping(self, pending: list[Call]) -> Iterator[Counter[str]]:
+    def _keeping(self, pending: list[Call | tuple[str, str | None]]) -> Iterator[Counter[str]]:
         """Take the pending counts; put them and ``pending`` back if the write fails."""
         with self._view:
             counts, self._pending_counts = self._pending_counts, Counter()
@@ -891,28 +1048,42 @@ class FailureMemory(MaintenanceMixin):
                 self._generation = committed
 
     def _apply_successes(
-        self, tx: Transaction, calls: Sequence[Call], counts: Counter[str], now: float
+        self,
+        tx: Transaction,
+        pending: Sequence[Call | tuple[str, str | None]],
+        counts: Counter[str],
+        now: float,
     ) -> None:
+        """Write the batched counts: successes, refusals, and the counters successes reset.
+
+        A described success resets its own failure record and its action class's strategy
+        counters; a fast-path one (a tool that never failed) only the latter. The counters
+        go in one ``bump_many`` per distinct amount, the resets in one ``reset_many``.
+        """
+        per_tool: Counter[str] = Counter()
+        prefixes: dict[str, None] = {}
+        for done in pending:
+            if isinstance(done, Call):
+                per_tool[done.tool] += 1
+                mutating = self.adapter_for(done.tool).mutating(done)
+                prefixes.update(dict.fromkeys(reset_keys_for_success(done, self.policy, mutating)))
+            else:
+                tool, action_class = done
+                per_tool[tool] += 1
+                if action_class:
+                    prefixes.update(dict.fromkeys(class_prefixes(action_class)))
+        amounts = Counter(counts)
+        amounts.update({f"ok:{tool}": n for tool, n in per_tool.items()})
         by_amount: dict[int, list[str]] = {}
-        for key, n in counts.items():
+        for key, n in amounts.items():
             by_amount.setdefault(n, []).append(key)
         for n, keys in by_amount.items():
             tx.bump_many(keys, now, n)
-        if not calls:
+        if not pending:
             return
-        prefixes = dict.fromkeys(
-            prefix
-            for call in calls
-            for prefix in reset_keys_for_success(
-                call, self.policy, self.adapter_for(call.tool).mutating(call)
-            )
-        )
-        for prefix in prefixes:
-            tx.reset(prefix)
-        per_tool = Counter(call.tool for call in calls)
-        for tool, n in per_tool.items():
-            tx.bump(f"ok:{tool}", now, n)
-        tx.receipt("successes", {"count": len(calls), "tools": dict(sorted(per_tool.items()))}, now)
+        tx.reset_many(list(prefixes))
+        tools = dict(sorted(per_tool.items()))
+        tx.receipt("successes", {"count": len(pending), "tools": tools}, now)
 
     def flush(self) -> None:
         """Write the successes and refusals counted in memory (done in batches and at exit)."""

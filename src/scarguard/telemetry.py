@@ -308,8 +308,10 @@ def outcome_signals(
     scope: Scope,
 ) -> None:
     """Log what a record learned or lifted and send its OpenTelemetry signals."""
-    log_constraints("learned", learned, scope)
-    log_constraints("lifted", lifted, scope)
+    if learned:
+        log_constraints("learned", learned, scope)
+    if lifted:
+        log_constraints("lifted", lifted, scope)
     if LOGGER.isEnabledFor(logging.DEBUG):
         LOGGER.debug(
             "recorded %s %s",

@@ -23,7 +23,7 @@ import functools
 import os
 import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
@@ -45,6 +45,7 @@ __all__ = [
     "SEARCH",
     "SHELL_EXEC",
     "TOOL_ACTION_CLASSES",
+    "Screen",
     "ToolCallAdapter",
     "shell_changes_workspace",
 ]
@@ -381,23 +382,48 @@ class ToolCallAdapter:
         Edits, creations and deletions do, and so do shell commands that change files or
         processes (see :func:`shell_changes_workspace`).
         """
-        if call.action_class in _MUTATING:
+        return self._mutates(call.tool, call.action_class, call.args)
+
+    def _mutates(self, tool: str, action_class: str | None, args: Mapping[str, Any]) -> bool:
+        if action_class in _MUTATING:
             return True
-        if call.action_class != SHELL_EXEC:
+        if action_class != SHELL_EXEC:
             return False
-        commands = [v for k, v in call.args.items() if k in _SHELL_ARGS and isinstance(v, str)]
-        if not commands and names_program(tool_words(call.tool)):
+        commands = [v for k, v in args.items() if k in _SHELL_ARGS and isinstance(v, str)]
+        if not commands and names_program(tool_words(tool)):
             # a tool named for a program (``git(args="merge x")``): its words and arguments
-            words = [
-                *tool_words(call.tool)[:1],
-                *(v for v in call.args.values() if isinstance(v, str)),
-            ]
+            words = [*tool_words(tool)[:1], *(v for v in args.values() if isinstance(v, str))]
             commands = [" ".join(words)]
         return any(shell_changes_workspace(command) for command in commands)
+
+    def screen(self, tool: str, args: Mapping[str, Any]) -> Screen:
+        """Return what the fast path needs to know of a call, without describing it.
+
+        No fingerprint, no target normalisation, no :class:`Call`: the action class, whether
+        any argument is named like a target (then it may have targets), and whether a
+        success would change the world (:meth:`mutating`).
+        """
+        action_class = self.classify_action(tool, args)
+        return Screen(
+            action_class,
+            not self.target_keys.isdisjoint(args),
+            self._mutates(tool, action_class, args),
+        )
 
     def requires_existing_target(self, call: Call) -> bool:
         """Return whether the call fails on a missing target: reads, edits and deletions."""
         return call.action_class in _NEEDS_TARGET
+
+
+class Screen(NamedTuple):
+    """What :meth:`ToolCallAdapter.screen` tells of a call without describing it."""
+
+    action_class: str | None
+    """The call's action class."""
+    may_target: bool
+    """Whether an argument is named like a target (the call may have targets)."""
+    mutating: bool
+    """Whether a success of the call changes the world."""
 
 
 @functools.lru_cache(maxsize=4096)

@@ -69,6 +69,7 @@ class Attempt:
         "_done",
         "_error",
         "_options",
+        "_quick",
         "_report",
         "_result",
         "_retry_state",
@@ -98,7 +99,7 @@ class Attempt:
     ) -> None:
         if not isinstance(tool, str) or not tool:
             raise ConfigurationError(f"tool must be a non-empty string, got {tool!r}")
-        if args is not None and not isinstance(args, Mapping):
+        if args is not None and type(args) is not dict and not isinstance(args, Mapping):
             raise ConfigurationError(
                 f"args of {tool!r} must be a mapping of argument names, got {type(args).__name__}"
             )
@@ -111,6 +112,7 @@ class Attempt:
         self._report = report or Reporter(tool)
         self._call: Call | None = None
         self._decision: Decision | None = None
+        self._quick = False  # allowed on the fast path: the Decision is built when asked
         self._state = _OPEN
         self._done = False
         self._error: BaseException | str | None = None
@@ -123,7 +125,9 @@ class Attempt:
         self._unavailable = unavailable
 
     def __repr__(self) -> str:
-        if self._decision is None:
+        if self._quick:
+            verdict = "allowed"
+        elif self._decision is None:
             verdict = "unchecked"
         else:
             verdict = "allowed" if self._decision.allowed else "refused"
@@ -139,6 +143,9 @@ class Attempt:
             ConfigurationError: The attempt was not entered yet.
         """
         if self._decision is None:
+            if self._quick:
+                self._decision = Decision(True, self._quick_call())
+                return self._decision
             raise ConfigurationError(
                 f"the attempt of {self.tool!r} has not been checked: use it in a with block"
             )
@@ -147,12 +154,19 @@ class Attempt:
     @property
     def refused(self) -> bool:
         """Whether the call must not run (the block should return :attr:`message`)."""
-        return not self.decision.allowed
+        return not self._quick and not self.decision.allowed
 
     @property
     def message(self) -> str:
         """The text for the model: why it is refused, or warnings; empty when nothing to say."""
-        return self.decision.message
+        return "" if self._quick else self.decision.message
+
+    def _quick_call(self) -> Call:
+        """The :class:`Call` of a fast-path attempt, described only when someone asks."""
+        try:
+            return self.memory.describe(self.tool, self._args, targets=self._targets)
+        except Exception:  # an adapter that raises: the call as given (it was allowed)
+            return Call(self.tool, self._args, self._targets or ())
 
     # -- settling the outcome --------------------------------------------------------------
 
@@ -199,7 +213,7 @@ class Attempt:
 
     def _settle_on_exit(self, exc: BaseException | None) -> bool:
         """Settle what leaving the block means; return whether there is anything to record."""
-        if self._decision is None or not self._decision.allowed or self._done:
+        if self._done or not (self._quick or (self._decision and self._decision.allowed)):
             return False
         if self._state == _OPEN:
             if exc is None:
@@ -260,8 +274,42 @@ class Attempt:
     def _check_sync(self, call: Call) -> Decision:
         return self.memory._check_described(call, self._enforce)
 
+    def _try_quick(self, nowait: bool) -> bool:
+        """Allow the call on the fast path if nothing known applies to it (no Call built).
+
+        The fast branch of the check step (see :meth:`FailureMemory._quick_check`): a call
+        of a tool that never failed, that no constraint or loop can concern, is allowed
+        without computing its fingerprint; anything else goes through the full check.
+        """
+        if self._unavailable is not None:
+            return False
+        try:
+            quick = self.memory._quick_check(self.tool, self._args, self._targets, nowait)
+        except Exception:  # the full check reports what is wrong
+            return False
+        if quick:
+            self._quick = True
+            if self._tally is not None:
+                self._tally.bump("calls")
+            self._started = time.perf_counter()
+        return quick
+
+    def enter(self) -> None:
+        """Check the call now, as entering a ``with`` block does (see :meth:`check`)."""
+        if not self._try_quick(False):
+            self._check_full()
+
+    async def enter_async(self) -> None:
+        """Check the call without waiting on the store on the event loop."""
+        if not self._try_quick(True):
+            await self._check_async_full()
+
     def check(self) -> Decision:
         """Check the call now (what entering a ``with`` block does); return the decision."""
+        self.enter()
+        return self.decision
+
+    def _check_full(self) -> Decision:
         call = self._describe()
         if call is not None:
             try:
@@ -275,7 +323,11 @@ class Attempt:
         return decision
 
     async def check_async(self) -> Decision:
-        """Check the call without waiting on the store on the event loop."""
+        """Check the call without waiting on the store on the event loop; return it."""
+        await self.enter_async()
+        return self.decision
+
+    async def _check_async_full(self) -> Decision:
         call = self._describe()
         if call is not None:
             try:
@@ -293,6 +345,12 @@ class Attempt:
 
     def _record_kwargs(self) -> dict[str, Any]:
         elapsed = (time.perf_counter() - self._started) * 1000.0
+        kwargs = self._outcome_kwargs(elapsed)
+        if self._call is None:  # not described (the fast path): the memory needs the targets
+            kwargs["targets"] = self._targets
+        return kwargs
+
+    def _outcome_kwargs(self, elapsed: float) -> dict[str, Any]:
         if self._state == _OK:
             return {"ok": True, "duration_ms": elapsed, "result": self._result}
         options = self._options
@@ -321,7 +379,9 @@ class Attempt:
         done: RecordResult | None = None
         try:
             if kwargs["ok"]:
-                done = memory._record_success_nowait(call, kwargs["duration_ms"], self._result)
+                done = memory._record_success_nowait(
+                    call, kwargs["duration_ms"], self._result, self._args, self._targets
+                )
             if done is None:
                 done = await memory._off_loop(self._safely, kwargs)
         except Exception as exc:  # the worker itself could not be reached
@@ -402,7 +462,7 @@ class Attempt:
     # -- the context manager protocol -----------------------------------------------------
 
     def __enter__(self) -> Attempt:
-        self.check()
+        self.enter()
         return self
 
     def __exit__(
@@ -415,7 +475,7 @@ class Attempt:
             self.record()
 
     async def __aenter__(self) -> Attempt:
-        await self.check_async()
+        await self.enter_async()
         return self
 
     async def __aexit__(

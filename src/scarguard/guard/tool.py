@@ -59,7 +59,8 @@ class ToolGuard:
         self._binder = binder
         self._tally = Tally()
         self._report = Reporter(options.name, fail_closed=options.fail_closed, tally=self._tally)
-        self._last: contextvars.ContextVar[Decision | None] = contextvars.ContextVar(
+        # the latest step, not its decision: a fast-path step builds its Decision when asked
+        self._last: contextvars.ContextVar[Attempt | None] = contextvars.ContextVar(
             f"scarguard_last_decision_{options.name}", default=None
         )
 
@@ -71,7 +72,8 @@ class ToolGuard:
     @property
     def last_decision(self) -> Decision | None:
         """The latest decision in the current thread or task (``None`` before any)."""
-        return self._last.get()
+        step = self._last.get()
+        return None if step is None or step.check_error is not None else step.decision
 
     @property
     def _lock(self) -> threading.Lock:
@@ -110,7 +112,7 @@ class ToolGuard:
         Raises:
             ToolBlocked: The call is refused and ``on_block="raise"``.
         """
-        self._last.set(None if step.check_error is not None else step.decision)
+        self._last.set(step)
         if not step.refused:
             return None
         if self.options.on_block == "return":
@@ -134,7 +136,7 @@ class ToolGuard:
 
     def deliver(self, step: Attempt, result: Any) -> Any:
         """Return the result, with a note of the decision's warnings if asked for."""
-        if self.options.warnings == "append" and isinstance(result, str):
+        if self.options.warnings == "append" and isinstance(result, str) and step.message:
             note = warning_note(step.decision)
             if note:
                 return f"{result}\n{note}" if result else note
@@ -171,7 +173,7 @@ class ToolGuard:
         if not self.enabled:
             return wrapped(*args, **kwargs)
         step = self.begin(instance, args, kwargs)
-        step.check()
+        step.enter()
         if (refusal := self.checked(step)) is not None:
             return refusal
         while True:
@@ -200,7 +202,7 @@ class ToolGuard:
         if not self.enabled:
             return await wrapped(*args, **kwargs)
         step = self.begin(instance, args, kwargs)
-        await step.check_async()
+        await step.enter_async()
         if (refusal := self.checked(step)) is not None:
             return refusal
         while True:

@@ -8,7 +8,7 @@ lookup, so a rule lapses on time without a rebuild.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from scarguard.adapters.protocol import Adapter
     from scarguard.stores.protocol import Transaction
 
-__all__ = ["ConstraintIndex", "RecordingTransaction"]
+__all__ = ["FAILED_TOOL", "ConstraintIndex", "RecordingTransaction"]
+
+FAILED_TOOL = "ft:"
+"""The prefix of the per-tool failure totals (see :mod:`scarguard.learning.keys`)."""
 
 
 @attrs.define
@@ -41,15 +44,38 @@ class ConstraintIndex:
     by_tool: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
     radius: Constraint | None = None
     by_key: dict[str, Constraint] = attrs.field(factory=dict)
+    failed_tools: set[str] = attrs.field(factory=set)
+    """Tools with a failure counter in the store (``ft:<tool>``): never on the fast path."""
+    _per_tool: Counter[str] = attrs.field(factory=Counter)
+    _targeted: int = 0
+    """How many indexed constraints name a target (they can apply to any tool's call)."""
 
     @classmethod
-    def build(cls, constraints: Iterable[Constraint], now: float) -> ConstraintIndex:
-        """Index the constraints that are active at ``now``."""
+    def build(
+        cls, constraints: Iterable[Constraint], now: float, failed_tools: Iterable[str] = ()
+    ) -> ConstraintIndex:
+        """Index the constraints that are active at ``now``; note the tools that failed."""
         index = cls()
         for c in constraints:
             if c.active(now):
                 index.add(c)
+        index.failed_tools.update(failed_tools)
         return index
+
+    def quiet(self, tool: str, action_class: str | None, may_target: bool) -> bool:
+        """Return whether no constraint can apply to a call of ``tool``, nor be lifted by it.
+
+        True for a tool that never failed and has no constraint of its own, in an action
+        class with no strategy ban, when the call has no targets or no constraint names a
+        target. Such a call is allowed without being described (no fingerprint), and its
+        success needs no counter reset of its own (a tool that never failed has none). A
+        mutating success can still lift other calls' bans: the caller checks that apart.
+        """
+        if tool in self.failed_tools or tool in self._per_tool:
+            return False
+        if action_class is not None and self.strategy.get(action_class):
+            return False
+        return not (may_target and (self._targeted or self.radius is not None))
 
     @property
     def all(self) -> list[Constraint]:
@@ -78,6 +104,7 @@ class ConstraintIndex:
         if c.key in self.by_key:
             self.remove(c.key)
         self.by_key[c.key] = c
+        self._count(c, 1)
         for bucket in self._lists(c):
             bucket.append(c)
         if c.kind is ConstraintKind.MISSING_TARGET and c.target:
@@ -90,6 +117,7 @@ class ConstraintIndex:
         c = self.by_key.pop(key, None)
         if c is None:
             return
+        self._count(c, -1)
         for bucket in self._lists(c):
             bucket[:] = [other for other in bucket if other.key != key]
         if c.kind is ConstraintKind.MISSING_TARGET and c.target:
@@ -100,6 +128,14 @@ class ConstraintIndex:
             and self.radius.key == key
         ):
             self.radius = None
+
+    def _count(self, c: Constraint, by: int) -> None:
+        if c.tool:
+            self._per_tool[c.tool] += by
+            if self._per_tool[c.tool] <= 0:
+                del self._per_tool[c.tool]
+        if c.target:
+            self._targeted += by
 
     def __bool__(self) -> bool:
         return bool(self.by_key)
@@ -168,6 +204,7 @@ class RecordingTransaction:
         self.tx = tx
         self.put: dict[str, Constraint] = {}
         self.removed: set[str] = set()
+        self.failed_tools: set[str] = set()
 
     @property
     def begin_generation(self) -> Hashable:
@@ -185,6 +222,7 @@ class RecordingTransaction:
             index.remove(key)
         for constraint in self.put.values():
             index.add(constraint)
+        index.failed_tools.update(self.failed_tools)
 
     def add_failure(self, failure: Failure) -> Failure:
         """Store a failure."""
@@ -192,11 +230,18 @@ class RecordingTransaction:
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
         """Add to a counter."""
+        self._note(key)
         return self.tx.bump(key, now, by)
 
     def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
         """Add to several counters."""
+        for key in keys:
+            self._note(key)
         self.tx.bump_many(keys, now, by)
+
+    def _note(self, key: str) -> None:
+        if key.startswith(FAILED_TOOL):
+            self.failed_tools.add(key[len(FAILED_TOOL) :])
 
     def count(self, key: str) -> int:
         """Read a counter."""
@@ -205,6 +250,10 @@ class RecordingTransaction:
     def reset(self, prefix: str) -> int:
         """Delete counters by prefix."""
         return self.tx.reset(prefix)
+
+    def reset_many(self, prefixes: Sequence[str]) -> int:
+        """Delete counters by any of several prefixes."""
+        return self.tx.reset_many(prefixes)
 
     def constraint(self, key: str) -> Constraint | None:
         """Read a constraint."""

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import enum
 import time
-from collections.abc import Hashable
+from collections import Counter
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import attrs
@@ -26,7 +27,14 @@ import attrs
 from scarguard.model import Call, Constraint, ConstraintKind, Level, Violation
 from scarguard.policy import Policy
 
-__all__ = ["LOOP_SIGNATURE", "NO_RESULT", "ProgressTracker", "may_change", "result_digest"]
+__all__ = [
+    "LOOP_SIGNATURE",
+    "NO_RESULT",
+    "ProgressTracker",
+    "changes_results",
+    "may_change",
+    "result_digest",
+]
 
 
 class _NoResult(enum.Enum):
@@ -61,12 +69,17 @@ def may_change(call: Call, mutating: bool) -> bool:
     ``ls``, ``grep``...): a script, a build or a generator can change any file without naming
     it, and a missed warning costs less than a false one.
     """
+    return changes_results(call.action_class, call.args, mutating)
+
+
+def changes_results(action_class: str | None, args: Mapping[str, Any], mutating: bool) -> bool:
+    """:func:`may_change` of a call not described yet (its action class and arguments)."""
     if mutating:
         return True
-    if call.action_class != "shell_exec":
+    if action_class != "shell_exec":
         return False
     for key in _SHELL_ARGS:
-        command = call.args.get(key)
+        command = args.get(key)
         if isinstance(command, str):
             words = command.split()
             return not words or words[0].rsplit("/", 1)[-1] not in _READERS or any(
@@ -100,6 +113,13 @@ class _Run:
     digest: Hashable
     count: int
     since: float
+    tool: str = ""
+
+
+def _drop(counts: Counter[str], key: str) -> None:
+    counts[key] -= 1
+    if counts[key] <= 0:
+        del counts[key]
 
 
 def _clock_time(at: float) -> str:
@@ -109,34 +129,101 @@ def _clock_time(at: float) -> str:
 class ProgressTracker:
     """Count identical results of identical calls, and say when one is looping.
 
+    Calls allowed on the fast path are not described, so they have no fingerprint: their
+    results are kept per tool, keyed by the result's digest, with the raw arguments
+    (:meth:`returned_raw`). A call is only counted by fingerprint once that can matter: when
+    one of the tool's results repeats (any of its calls could be looping), when the tool
+    fails or returns nothing (a run may end), or when a call of the tool goes through the
+    full path. Then the tool's kept results are replayed, in order, through the
+    fingerprinted count (:meth:`returned`), with the fingerprint computed for each only
+    then. The counts are the same as if every call had been fingerprinted when it returned.
+
     Args:
         policy: Supplies ``loop_warn`` and ``loop_block``.
+        fingerprint: Returns the fingerprint of a tool's call from its raw arguments (the
+            memory's adapter); without it every call must be counted by fingerprint.
     """
 
-    def __init__(self, policy: Policy) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        fingerprint: Callable[[str, Mapping[str, Any]], str] | None = None,
+    ) -> None:
         self.policy = policy
+        self._fingerprint = fingerprint
         self._runs: dict[str, _Run] = {}
         self._hot = 0
         """How many remembered calls are at or over ``loop_warn`` (0: nothing to check)."""
+        self._hot_tools: Counter[str] = Counter()
+        self._tools: Counter[str] = Counter()
+        """Remembered (fingerprinted) runs per tool."""
+        self._raw: dict[str, dict[Hashable, tuple[dict[str, Any], float]]] = {}
+        """Per tool, results of calls not fingerprinted yet: digest -> (arguments, when)."""
 
     @property
     def hot(self) -> bool:
         """Whether any call is looping now (lets ``check`` skip the lookup otherwise)."""
         return self._hot > 0
 
-    def returned(self, fingerprint: str, digest: Hashable, now: float) -> int:
+    def hot_for(self, tool: str) -> bool:
+        """Whether a call of ``tool`` is looping now (its calls need the full check)."""
+        return tool in self._hot_tools
+
+    def returned_raw(
+        self, tool: str, args: Mapping[str, Any], digest: Hashable | None, now: float
+    ) -> bool:
+        """Count a result of a call that was not described, if that needs no fingerprint.
+
+        ``digest`` is ``None`` when the call returned nothing to compare. Returns ``False``
+        when the call must be counted by fingerprint instead (:meth:`returned` or
+        :meth:`forget`), its tool's kept results replayed first.
+        """
+        if self._fingerprint is None or self.policy.loop_warn <= 1 or tool in self._tools:
+            return False
+        kept = self._raw.get(tool)
+        if digest is None:
+            if kept:
+                self.resolve(tool)  # a run of this call may end here
+                return False
+            return True  # nothing remembered of this tool: nothing to forget
+        if kept is None:
+            kept = self._raw[tool] = {}
+        elif digest in kept:
+            self.resolve(tool)  # a result repeats: this call may be looping
+            return False
+        kept[digest] = (dict(args), now)
+        if len(kept) > _ENTRIES:
+            del kept[next(iter(kept))]
+        return True
+
+    def resolve(self, tool: str) -> None:
+        """Count the kept results of ``tool``'s calls by fingerprint, in the order returned."""
+        kept = self._raw.pop(tool, None)
+        if not kept or self._fingerprint is None:
+            return
+        for digest, (args, at) in kept.items():
+            try:
+                fingerprint = self._fingerprint(tool, args)
+            except Exception:
+                continue
+            self.returned(fingerprint, digest, at, tool=tool)
+
+    def returned(self, fingerprint: str, digest: Hashable, now: float, *, tool: str = "") -> int:
         """Count one result of a call; return how many times in a row it returned it."""
+        if tool and tool in self._raw:
+            self.resolve(tool)
         run = self._runs.pop(fingerprint, None)
         if run is not None and run.digest == digest:
             run.count += 1
             if run.count == self.policy.loop_warn:
-                self._hot += 1
+                self._heat(run)
         else:
             if run is not None:
                 self._cool(run)
-            run = _Run(digest, 1, now)
+            run = _Run(digest, 1, now, tool)
+            self._tools[tool] += 1
             if self.policy.loop_warn == 1:
-                self._hot += 1
+                self._heat(run)
         self._runs[fingerprint] = run  # newest last: the oldest is the first to go
         if len(self._runs) > _ENTRIES:
             self._cool(self._runs.pop(next(iter(self._runs))))
@@ -147,20 +234,34 @@ class ProgressTracker:
         run = self._runs.get(fingerprint)
         return None if run is None else run.since
 
-    def forget(self, fingerprint: str) -> None:
+    def forget(self, fingerprint: str, *, tool: str = "") -> None:
         """Forget a call's run (it failed: its result changed)."""
+        if tool and tool in self._raw:
+            self.resolve(tool)
         run = self._runs.pop(fingerprint, None)
         if run is not None:
             self._cool(run)
 
     def changed(self) -> None:
         """Forget every run: something changed the world (a mutating call succeeded)."""
+        if not self._runs and not self._raw:
+            return  # nothing remembered (the common case for a shell-like tool)
         self._runs.clear()
+        self._raw.clear()
+        self._tools.clear()
+        self._hot_tools.clear()
         self._hot = 0
 
+    def _heat(self, run: _Run) -> None:
+        self._hot += 1
+        self._hot_tools[run.tool] += 1
+
     def _cool(self, run: _Run) -> None:
+        """Account for a run that is dropped or replaced."""
+        _drop(self._tools, run.tool)
         if run.count >= self.policy.loop_warn:
             self._hot -= 1
+            _drop(self._hot_tools, run.tool)
 
     def reason(self, count: int, since: float) -> str:
         """Return the sentence a looping call is warned or refused with."""

@@ -84,6 +84,9 @@ class JSONTransaction(Appending):
         stored = (*self.stored_failures(), *self.failures)
         return {failure_identity(f) for f in stored if since <= f.at <= until}
 
+    def reset_many(self, prefixes: Sequence[str]) -> int:
+        return sum(self.reset(prefix) for prefix in prefixes)
+
     def reset(self, prefix: str) -> int:
         doomed = [k for k in self.data.counters if k.startswith(prefix)]
         for key in doomed:

@@ -32,6 +32,7 @@ __all__ = [
     "FAILURE_COLUMNS",
     "FAILURE_SQL",
     "INSERT_COLUMNS",
+    "RESET_MANY_PREFIXES",
     "TABLES",
     "Connection",
     "Dialect",
@@ -41,6 +42,9 @@ __all__ = [
     "failure_from",
     "load_constraints",
 ]
+
+RESET_MANY_PREFIXES = 100
+"""Prefixes per ``DELETE`` of ``reset_many`` (200 parameters, under every driver's limit)."""
 
 _T = TypeVar("_T")
 
@@ -193,6 +197,20 @@ class SQLTransaction:
         where, params = self._sql.key_range(prefix)
         sql = f"DELETE FROM counters WHERE {self._sql.tenant}{where}"
         deleted = self._conn.execute(sql, (*self._tenant, *params)).rowcount
+        self.changed = self.changed or deleted > 0
+        return deleted
+
+    def reset_many(self, prefixes: Sequence[str]) -> int:
+        deleted = 0
+        for start in range(0, len(prefixes), RESET_MANY_PREFIXES):
+            ranges = []
+            params: list[Any] = [*self._tenant]
+            for prefix in prefixes[start : start + RESET_MANY_PREFIXES]:
+                where, bounds = self._sql.key_range(prefix)
+                ranges.append(f"({where.removeprefix(' AND ')})")
+                params.extend(bounds)
+            sql = f"DELETE FROM counters WHERE {self._sql.tenant} AND ({' OR '.join(ranges)})"
+            deleted += self._conn.execute(sql, params).rowcount
         self.changed = self.changed or deleted > 0
         return deleted
 

@@ -192,6 +192,11 @@ class Connections:
             self._all.append(conn)
         return conn
 
+    @property
+    def local(self) -> threading.local:
+        """State kept per thread beside its connection (a new one with a new connection)."""
+        return self._local
+
     def get(self) -> sqlite3.Connection:
         """Return this thread's connection, opening it on first use."""
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

@@ -111,6 +111,9 @@ class _MemoryTransaction(Appending):
     def failure_identities(self, since: float, until: float) -> set[tuple[Any, ...]]:
         return {failure_identity(f) for f in self._data.failures if since <= f.at <= until}
 
+    def reset_many(self, prefixes: Sequence[str]) -> int:
+        return sum(self.reset(prefix) for prefix in prefixes)
+
     def reset(self, prefix: str) -> int:
         data = self._data
         doomed = data.prefixed(prefix)

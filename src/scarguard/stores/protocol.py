@@ -126,6 +126,15 @@ class Transaction(Protocol):
         """Delete every counter whose key starts with ``prefix``; return how many."""
         ...
 
+    def reset_many(self, prefixes: Sequence[str]) -> int:
+        """Delete every counter whose key starts with any of ``prefixes``; return how many.
+
+        The batch form of :meth:`reset`, in as few statements as the store can (a batched
+        success write resets the counters of every call in the batch). An empty sequence
+        changes nothing.
+        """
+        ...
+
     def constraint(self, key: str) -> Constraint | None:
         """Return the constraint stored under ``key``, expired or not."""
         ...

@@ -64,6 +64,7 @@ from scarguard.stores._sqlite_schema import (
     bump_many_returning_sql,
     bump_many_sql,
 )
+from scarguard.stores._sqlite_shm import WalIndex
 from scarguard.stores.protocol import VerifyReport
 from scarguard.stores.records import import_records
 
@@ -233,6 +234,8 @@ class SQLiteStore(SQLReads):
         self._own = 0
         self._next_stat = 0.0
         self._db = Connections(self._path, durable=durable, busy_timeout_ms=busy_timeout_ms)
+        self._wal = WalIndex(self._path)
+        self._wal.refresh()
 
     @property
     def location(self) -> str:
@@ -277,15 +280,32 @@ class SQLiteStore(SQLReads):
     def generation(self) -> Hashable:
         """Return ``(PRAGMA data_version, own commits)``: changes when anyone commits.
 
-        Every half second, a ``stat`` also checks that the file at the path is still the one
-        open (see ``Connections.still_the_file``); a file created afresh changes the token.
+        The statement is run only when the WAL-index header in the ``-shm`` file moved since
+        this thread last read the token (see ``_sqlite_shm``): a commit by any connection
+        moves it, so the token is as current as the statement would make it, at the cost of
+        a 96-byte read. Every half second, a ``stat`` also checks that the file at the path
+        is still the one open (see ``Connections.still_the_file``); a file created afresh
+        changes the token.
         """
         now = time.monotonic()
         if now >= self._next_stat:  # a stat per half second on the hot path; writes: always
             self._next_stat = now + _STAT_EVERY
             if not self._db.still_the_file():
                 self._own = next(self._commits)
-        return (self._db.get().execute("PRAGMA data_version").fetchone()[0], self._own)
+            self._wal.refresh()
+        header = self._wal.header()
+        local = self._db.local
+        own = self._own
+        if header is not None:
+            seen = getattr(local, "generation", None)
+            if seen is not None and seen[0] == header and seen[1] == own:
+                cached: Hashable = seen[2]
+                return cached
+        token = (int(self._db.get().execute("PRAGMA data_version").fetchone()[0]), own)
+        # the header was read before the statement: a commit in between moves it again, so
+        # the next call reads the statement again (never a token older than the header)
+        local.generation = None if header is None else (header, own, token)
+        return token
 
     def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read transaction if asked."""
@@ -363,6 +383,7 @@ class SQLiteStore(SQLReads):
 
     def close(self) -> None:
         """Close every thread's connection; the store may not be used afterwards."""
+        self._wal.close()
         self._db.close()
 
     def __repr__(self) -> str:
