@@ -623,34 +623,7 @@ class FailureMemory(MaintenanceMixin):
             done = self._quick_success(tool, args, targets, result, score)
             if done is not None:
                 return done
-        return self._record_described(
-            self.describe(tool, args, targets=targets),
-            ok=ok,
-            error=error,
-            status_code=status_code,
-            duration_ms=duration_ms,
-            score=score,
-            agent=agent,
-            provider=provider,
-            result=result,
-            retry=retry,
-        )
-
-    def _record_described(
-        self,
-        call: Call,
-        *,
-        ok: bool | None = None,
-        error: str | BaseException | None = None,
-        status_code: int | None = None,
-        duration_ms: float | None = None,
-        score: float | None = None,
-        agent: str | None = None,
-        provider: str | None = None,
-        result: Any = NO_RESULT,
-        retry: bool = False,
-    ) -> RecordResult:
-        """:meth:`record` of a call :meth:`describe` already made (not described again)."""
+        call = self.describe(tool, args, targets=targets)
         if ok is None:
             ok = error is None
         shadowed = self._take_shadow(call) if self._shadow else None
