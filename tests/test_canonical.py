@@ -8,6 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+from scarguard import canonical
 from scarguard.canonical import MAX_ITEMS, MAX_STRING, canonical_json, fingerprint, to_jsonable
 
 JSON_VALUES = st.recursive(
@@ -166,3 +167,19 @@ def test_storable_text_escapes_what_some_store_rejects() -> None:
     assert storable_text("a\x00b") == "a\\x00b"
     a.encode("utf-8")  # encodable now
     assert storable_text(a) == a
+
+
+@given(JSON_VALUES)
+def test_the_encoder_built_once_writes_the_same_bytes(value: object) -> None:
+    """The C encoder kept between calls writes exactly what json.JSONEncoder.encode does."""
+    safe = to_jsonable(value)
+    assert canonical._encode(safe) == canonical._ENCODER.encode(safe)
+
+
+def test_fingerprints_are_stable_across_versions() -> None:
+    """Stored fingerprints stay valid: these values were computed before the encoder was
+    kept between calls."""
+    args = {"path": "a.py", "old": "x\u00e9\udcff", "n": 3, "f": 0.1, "b": True, "z": None}
+    args["l"] = [1, {"k": "v"}]
+    assert fingerprint("edit_file", args) == "fd9e1c8f3c1eee0f71567375"
+    assert fingerprint("run_query", {"x": 1}) == "d685df25aa89f4fcef247911"

@@ -169,6 +169,23 @@ def _safe_str(value: object) -> str:
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+_MAKE_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODER: Any = (
+    None
+    if _MAKE_C_ENCODER is None
+    else _MAKE_C_ENCODER(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", True, False, True
+    )
+)
+"""``_ENCODER``'s own C encoder, built once instead of at every ``encode`` (the same bytes:
+what is encoded here is acyclic, so the circular-reference markers are left out)."""
+
+
+def _encode(value: Any) -> str:
+    """Return ``_ENCODER.encode(value)`` for a value :func:`to_jsonable` made."""
+    if _C_ENCODER is None:
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
 
 
 def _is_flat(value: Mapping[str, Any]) -> bool:
@@ -197,12 +214,12 @@ def _is_flat(value: Mapping[str, Any]) -> bool:
 def canonical_json(value: Any) -> str:
     """Return compact, key-sorted JSON of :func:`to_jsonable` of ``value``."""
     if isinstance(value, dict) and _is_flat(value):
-        return _ENCODER.encode(value)
-    return _ENCODER.encode(to_jsonable(value))
+        return _encode(value)
+    return _encode(to_jsonable(value))
 
 
 def fingerprint(tool: str, args: Mapping[str, Any]) -> str:
     """Return the fingerprint of a call: a hash of the tool and its canonical arguments."""
     safe = args if _is_flat(args) else to_jsonable(args)
-    payload = _ENCODER.encode({"args": safe, "tool": to_jsonable(tool)})
+    payload = _encode({"args": safe, "tool": to_jsonable(tool)})
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:24]

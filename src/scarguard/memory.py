@@ -1188,7 +1188,8 @@ def _reset_after_fork() -> None:
         memory._shadow = {}
         memory._generation = _UNLOADED
         memory._tracker = SessionTracker(memory.policy)
-        memory._progress = ProgressTracker(memory.policy)
+        memory._progress = ProgressTracker(memory.policy, memory._raw_fingerprint)
+        memory._screened = None
         if not memory._fixed_session:
             memory.scope = attrs.evolve(memory.scope, session=uuid.uuid4().hex[:12])
 
