@@ -40,7 +40,7 @@ from _loop_cost import (
 from scarguard import FailureMemory
 from scarguard.guard.decorator import guarded_tool
 from scarguard.model import Blame, Failure
-from scarguard.stores._sqlite_schema import BUMP, INSERT_COLUMNS, INSERT_FAILURE
+from scarguard.stores.sqlite._schema import BUMP, INSERT_COLUMNS, INSERT_FAILURE
 
 ERROR = "command failed: exit code 1"
 SCOPE = ("default", "default")

@@ -32,8 +32,8 @@ pytestmark = pytest.mark.slow
 psycopg = pytest.importorskip("psycopg")
 from psycopg import sql  # noqa: E402
 
-from scarguard.stores._postgres_schema import MIGRATIONS  # noqa: E402
 from scarguard.stores.postgres import PostgresStore  # noqa: E402
+from scarguard.stores.postgres._schema import MIGRATIONS  # noqa: E402
 
 SCOPE = Scope("w", "p")
 

@@ -16,8 +16,8 @@ from helpers.factories import failure
 from scarguard.errors import SchemaVersionError, StoreError
 from scarguard.model import Scope
 from scarguard.stores import SQLiteStore
-from scarguard.stores._sqlite_conn import Connections
-from scarguard.stores._sqlite_schema import FAILURE_COLUMNS, SCHEMA_VERSION
+from scarguard.stores.sqlite._conn import Connections
+from scarguard.stores.sqlite._schema import FAILURE_COLUMNS, SCHEMA_VERSION
 
 SCOPE = Scope("acme", "web")
 

@@ -118,7 +118,7 @@ def _require_postgres_schema(url: str) -> None:
         import psycopg
     except ImportError:
         return  # opening the store says how to install the driver
-    from scarguard.stores._postgres_conn import redact_url, split_url
+    from scarguard.stores.postgres._conn import redact_url, split_url
 
     try:
         bare, schema = split_url(url)

@@ -6,14 +6,14 @@ The package:
   every backend implements (tested once for all of them by the store contract suite);
 - :mod:`~scarguard.stores.factory`: :func:`open_store`, from a path, a URL or ``None``;
 - :mod:`~scarguard.stores.records`: the export and import format shared by every store;
-- the backends: :mod:`~scarguard.stores.memory` (:class:`MemoryStore`),
-  :mod:`~scarguard.stores.sqlite` (:class:`SQLiteStore`, the default),
-  :mod:`~scarguard.stores.json_store` (:class:`JSONStore`, the fallback without ``sqlite3``)
-  and :mod:`~scarguard.stores.postgres` (:class:`PostgresStore`, for fleets);
-- their plumbing, in ``_``-prefixed modules: ``_sql`` (what SQLite and PostgreSQL share),
-  ``_sqlite_*`` and ``_postgres_*`` (connections, schemas, transactions, deadlines, change
-  detection), ``_json_*`` and ``_locking`` (the JSON store's files, transactions and locks),
-  and ``_files`` (atomic replacement).
+- the backends: :mod:`~scarguard.stores.memory` (:class:`MemoryStore`) and one package each
+  for :mod:`~scarguard.stores.sqlite` (:class:`SQLiteStore`, the default),
+  :mod:`~scarguard.stores.json` (:class:`JSONStore`, the fallback without ``sqlite3``) and
+  :mod:`~scarguard.stores.postgres` (:class:`PostgresStore`, for fleets), each keeping its
+  plumbing in ``_``-prefixed modules (connections, schemas, transactions, deadlines, change
+  detection, files and locks);
+- what backends share: ``_sql`` (what SQLite and PostgreSQL share) and ``_files`` (atomic
+  replacement).
 
 The receipt chain every store appends to and verifies (``receipts.Appending``,
 ``receipts.verify_store``), and :class:`VerifyReport`, live in :mod:`scarguard.receipts`;
@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from scarguard.errors import StoreCorruptionWarning
 from scarguard.stores.factory import DEFAULT_PATH, default_path, open_store
-from scarguard.stores.json_store import JSONStore
+from scarguard.stores.json import JSONStore
 from scarguard.stores.memory import MemoryStore
 from scarguard.stores.protocol import CounterValue, Store, Transaction, VerifyReport
 

@@ -37,7 +37,7 @@ from scarguard.errors import (
     StoreError,
     StoreFallbackWarning,
 )
-from scarguard.stores.json_store import JSONStore
+from scarguard.stores.json import JSONStore
 from scarguard.stores.memory import MemoryStore
 from scarguard.stores.protocol import Store
 

@@ -1,4 +1,4 @@
-"""One write transaction of the PostgreSQL store (see ``postgres.py`` for the locking)."""
+"""One write transaction of the PostgreSQL store (see ``_store`` for the locking)."""
 
 from __future__ import annotations
 
@@ -12,8 +12,9 @@ import psycopg
 from scarguard.errors import StoreError
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import Appending, Receipt
-from scarguard.stores._postgres_conn import Connection
-from scarguard.stores._postgres_schema import (
+from scarguard.stores._sql import CONSTRAINT_SQL, INSERT_COLUMNS, SQLTransaction, constraint_from
+from scarguard.stores.postgres._conn import Connection
+from scarguard.stores.postgres._schema import (
     BUMP,
     BUMP_MANY,
     INSERT_FAILURE,
@@ -22,7 +23,6 @@ from scarguard.stores._postgres_schema import (
     SQL,
     TENANT,
 )
-from scarguard.stores._sql import CONSTRAINT_SQL, INSERT_COLUMNS, SQLTransaction, constraint_from
 
 __all__ = ["Pipelined", "PostgresTransaction"]
 

@@ -9,7 +9,7 @@ The discipline, and why:
   half way with ``SQLITE_BUSY`` on lock upgrade, as a deferred ``BEGIN`` (sqlite-utils'
   ``atomic()``) does under concurrent writers. Any exception rolls back, and the rollback
   never masks the exception in flight.
-* **One connection per thread, new ones after ``fork``** (see ``_sqlite_conn``), and busy
+* **One connection per thread, new ones after ``fork``** (see ``_conn``), and busy
   past ``busy_timeout`` retried by tenacity, then raised as :class:`StoreError`.
 * **Cheap revalidation**: :meth:`SQLiteStore.generation` is ``PRAGMA data_version`` (which
   changes when another connection commits) plus a counter of this store's own commits
@@ -50,8 +50,10 @@ from scarguard.receipts import (
     verify_store,
 )
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
-from scarguard.stores._sqlite_conn import Connections, rollback
-from scarguard.stores._sqlite_schema import (
+from scarguard.stores.protocol import VerifyReport
+from scarguard.stores.records import import_records
+from scarguard.stores.sqlite._conn import Connections, rollback
+from scarguard.stores.sqlite._schema import (
     BUMP,
     BUMP_MANY_ROWS,
     BUMP_RETURNING,
@@ -64,9 +66,7 @@ from scarguard.stores._sqlite_schema import (
     bump_many_returning_sql,
     bump_many_sql,
 )
-from scarguard.stores._sqlite_shm import WalIndex
-from scarguard.stores.protocol import VerifyReport
-from scarguard.stores.records import import_records
+from scarguard.stores.sqlite._shm import WalIndex
 
 __all__ = ["SQLiteStore"]
 
@@ -281,7 +281,7 @@ class SQLiteStore(SQLReads):
         """Return ``(PRAGMA data_version, own commits)``: changes when anyone commits.
 
         The statement is run only when the WAL-index header in the ``-shm`` file moved since
-        this thread last read the token (see ``_sqlite_shm``): a commit by any connection
+        this thread last read the token (see ``_shm``): a commit by any connection
         moves it, so the token is as current as the statement would make it, at the cost of
         a 96-byte read. Every half second, a ``stat`` also checks that the file at the path
         is still the one open (see ``Connections.still_the_file``); a file created afresh

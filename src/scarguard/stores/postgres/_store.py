@@ -33,10 +33,10 @@ The discipline, and why:
 * **Every write is one explicit ``BEGIN`` … ``COMMIT``**; any exception rolls back, and the
   rollback never masks the exception in flight. Driver errors become :class:`StoreError`
   naming the URL without its password.
-* **One connection per thread, new ones after ``fork``** (see ``_postgres_conn``).
+* **One connection per thread, new ones after ``fork``** (see ``_conn``).
 * **Cheap revalidation**: :meth:`PostgresStore.generation` makes no round trip; it drains
   LISTEN/NOTIFY messages already received, with a safety read of ``meta.generation`` every
-  ``revalidate_every`` seconds (see ``_postgres_watch`` for the staleness bound). A
+  ``revalidate_every`` seconds (see ``_watch`` for the staleness bound). A
   transaction's ``begin_generation`` is that token once its locks are taken (pending
   notifications drained), its ``commit_generation`` the token after its own commit was
   counted. A notification of an earlier commit that arrives only later makes
@@ -73,7 +73,8 @@ from scarguard.receipts import (
     checkpoint_mac,
     verify_store,
 )
-from scarguard.stores._postgres_conn import (
+from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads
+from scarguard.stores.postgres._conn import (
     Connection,
     Connections,
     lock_key,
@@ -81,10 +82,9 @@ from scarguard.stores._postgres_conn import (
     rollback,
     split_url,
 )
-from scarguard.stores._postgres_schema import SQL
-from scarguard.stores._postgres_tx import Pipelined, PostgresTransaction
-from scarguard.stores._postgres_watch import Watch
-from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads
+from scarguard.stores.postgres._schema import SQL
+from scarguard.stores.postgres._tx import Pipelined, PostgresTransaction
+from scarguard.stores.postgres._watch import Watch
 from scarguard.stores.protocol import VerifyReport
 from scarguard.stores.records import import_records
 
@@ -275,7 +275,7 @@ class PostgresStore(SQLReads):
     def transaction(self, scope: Scope) -> Iterator[PostgresTransaction]:
         """Hold the tenant's write lock (READ COMMITTED); roll back if the body raises.
 
-        The transaction runs in pipeline mode (see ``_postgres_tx.Pipelined``): the locks go
+        The transaction runs in pipeline mode (see ``_tx.Pipelined``): the locks go
         out with the first statement whose answer is needed, the commit with the statements
         queued last.
         """

@@ -14,7 +14,7 @@ import attrs
 
 from scarguard.model import Constraint, Failure
 from scarguard.receipts import GENESIS, Appending, Receipt
-from scarguard.stores._json_state import State, Tenant, TenantState
+from scarguard.stores.json._state import State, Tenant, TenantState
 from scarguard.stores.protocol import CounterValue, failure_identity
 
 __all__ = ["JSONTransaction"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from scarguard.receipts import COMPACT, Receipt, seal
-from scarguard.stores import _json_state as js
+from scarguard.stores.json import _state as js
 
 __all__ = ["compact_receipts", "purge_failures"]
 

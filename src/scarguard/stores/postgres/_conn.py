@@ -25,8 +25,8 @@ from psycopg import sql
 
 from scarguard import _fork
 from scarguard.errors import ConfigurationError, SchemaVersionError, StoreError
-from scarguard.stores._postgres_deadline import BoundedConnection
-from scarguard.stores._postgres_schema import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION
+from scarguard.stores.postgres._deadline import BoundedConnection
+from scarguard.stores.postgres._schema import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION
 
 __all__ = ["Connection", "Connections", "lock_key", "redact_url", "rollback", "split_url"]
 
@@ -120,7 +120,7 @@ class Connections:
             inside its transaction) before failing with :class:`StoreError`, as SQLite's busy
             timeout does.
         io_timeout: Seconds any one round trip may take before its connection is cut
-            (:mod:`scarguard.stores._postgres_deadline`); more than ``lock_timeout``.
+            (:mod:`scarguard.stores.postgres._deadline`); more than ``lock_timeout``.
     """
 
     def __init__(

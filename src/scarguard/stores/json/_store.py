@@ -1,6 +1,6 @@
 """The JSON store: the fallback when SQLite is unavailable, safe for many processes.
 
-The discipline (file layout in ``_json_state``):
+The discipline (file layout in ``_state``):
 
 * Every transaction holds an exclusive ``flock`` on ``<path>.lock``; every read a shared
   one. Inside the lock the state is reloaded if the file changed, so a writer always
@@ -40,17 +40,17 @@ from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import Chain, FileCheckpoint, Receipt, verify_store
-from scarguard.stores import _json_retention as retention
-from scarguard.stores import _json_state as js
 from scarguard.stores._files import ShortFile, append_committed, atomic_write
-from scarguard.stores._json_tx import JSONTransaction
-from scarguard.stores._locking import file_lock
+from scarguard.stores.json import _retention as retention
+from scarguard.stores.json import _state as js
+from scarguard.stores.json._locking import file_lock
+from scarguard.stores.json._tx import JSONTransaction
 from scarguard.stores.protocol import CounterValue, VerifyReport
 from scarguard.stores.records import export_records, import_records
 
 __all__ = ["JSONStore"]
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("scarguard.stores.json_store")
 _STALE_SECONDS = 60.0
 
 

@@ -41,7 +41,7 @@ from psycopg import sql
 
 from scarguard import _fork
 from scarguard.errors import StoreError
-from scarguard.stores._postgres_conn import Connection, Connections
+from scarguard.stores.postgres._conn import Connection, Connections
 
 __all__ = ["Watch", "channel_for"]
 

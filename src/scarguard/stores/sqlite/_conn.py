@@ -24,7 +24,7 @@ from scarguard import _fork
 from scarguard._fork import writing
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
-from scarguard.stores._sqlite_schema import SCHEMA_VERSION, apply_migrations, user_version
+from scarguard.stores.sqlite._schema import SCHEMA_VERSION, apply_migrations, user_version
 
 if TYPE_CHECKING:
     import tenacity
