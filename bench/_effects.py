@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import os
 import shutil
 import statistics
 import tempfile
@@ -245,6 +246,69 @@ def _memory(policy: Policy | None, clock: FakeClock, root: Path) -> FailureMemor
 _METRICS = ("successes", "failures", "refused", "refused_would_succeed", "warned", "wasted")
 
 
+def _what(tool: str, args: Args) -> str:
+    what = args.get("path") or args.get("command") or args.get("target")
+    if tool == "edit_file":
+        what = f"{what} {args['old']!r}"
+    return f"{tool} {what}"
+
+
+class _Waste:
+    """Why a guarded failure ran that the oracle would have refused: the breakdown of the
+    wasted calls above the floor.
+
+    A failure is *avoidable* when an oracle fed the same history had evidence against it. Its
+    cause is what the memory did with that evidence: a rule it held had gone stale (the paths
+    that changed, and the last success before the call), a success had lifted the rule, or the
+    failures so far were fewer than the rule needs. "No failure of this call yet" is the
+    oracle's missing-path evidence: it keeps a path it saw missing until a create of it, so it
+    also refuses an edit of a path a generator created since when that edit fails for another
+    reason (the floor is lower than what the evidence proves there).
+    """
+
+    def __init__(self, memory: FailureMemory) -> None:
+        self.memory = memory
+        self.shadow = Oracle()
+        self.causes: dict[str, int] = {}
+        self.lifted_by: dict[str, str] = {}
+        self.last_success = "nothing"
+        self.failed: dict[Key, int] = {}
+
+    def _cause(self, tool: str, args: Args) -> str:
+        fingerprint = self.memory.describe(tool, args).fingerprint
+        path = args.get("path")
+        for c in self.memory.constraints(include_stale=True):
+            if c.fingerprint == fingerprint or (
+                c.kind.value == "missing_target" and path and c.target and c.target.endswith(path)
+            ):
+                changed = [
+                    os.path.relpath(p, self.memory.root)
+                    for p in self.memory.observer.changed(c.params.observed)
+                ]
+                return f"stale ({', '.join(changed)}); last success: {self.last_success}"
+        if fingerprint in self.lifted_by:
+            return f"lifted by {self.lifted_by[fingerprint]}"
+        failed = self.failed.get(_key(tool, args), 0)
+        return f"not banned after {failed} failure(s)" if failed else "no failure of this call yet"
+
+    def ran(self, tool: str, args: Args, error: str | None) -> None:
+        """Account for an executed call (before the memory records it)."""
+        if error is not None and self.shadow.evidence(tool, args):
+            case = f"{_what(tool, args)}: {self._cause(tool, args)}"
+            self.causes[case] = self.causes.get(case, 0) + 1
+        self.shadow.learn(tool, args, error)
+        if error is None:
+            self.last_success = _what(tool, args)
+        else:
+            self.failed[_key(tool, args)] = self.failed.get(_key(tool, args), 0) + 1
+
+    def lifted(self, tool: str, args: Args, lifted: Sequence[Any]) -> None:
+        """Remember which success lifted the exact-call rules of which calls."""
+        for c in lifted:
+            if c.fingerprint:
+                self.lifted_by[c.fingerprint] = _what(tool, args)
+
+
 def run_session(
     seed: int, window: int, calls: int, arm: str, policy: Policy | None
 ) -> dict[str, Any]:
@@ -256,6 +320,7 @@ def run_session(
         clock = FakeClock()
         memory = _memory(policy, clock, tmp) if arm == "scarguard" else None
         oracle = Oracle() if arm == "oracle" else None
+        waste = _Waste(memory) if memory is not None else None
         seen: list[tuple[str, Args, bool]] = []
         n = dict.fromkeys(_METRICS, 0)
         refused_ok: dict[str, int] = {}
@@ -285,9 +350,11 @@ def run_session(
             error, result = world.execute(tool, args)
             seen.append((tool, args, error is None))
             n["successes" if error is None else "failures"] += 1
-            if memory is not None:
+            if memory is not None and waste is not None:
+                waste.ran(tool, args, error)
                 if error is None:
-                    memory.record(tool, args, ok=True, result=result)
+                    done = memory.record(tool, args, ok=True, result=result)
+                    waste.lifted(tool, args, done.lifted if done else ())
                 else:
                     memory.record(tool, args, error=error)
             if oracle is not None:
@@ -295,7 +362,8 @@ def run_session(
         if memory is not None:
             memory.close()
         n["wasted"] = n["failures"] + n["refused_would_succeed"]
-        return {**n, "refused_ok_cases": refused_ok}
+        causes = waste.causes if waste is not None else {}
+        return {**n, "refused_ok_cases": refused_ok, "waste_causes": causes}
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -308,11 +376,19 @@ def effects_world(
     for arm in ("unguarded", "scarguard", "oracle"):
         rows = [run_session(s, window, calls, arm, policy) for s in seeds]
         cases: dict[str, int] = {}
+        causes: dict[str, int] = {}
         for row in rows:
             for case, count in row.pop("refused_ok_cases").items():
                 cases[case] = cases.get(case, 0) + count
+            for case, count in row.pop("waste_causes").items():
+                causes[case] = causes.get(case, 0) + count
         mean = {m: round(statistics.fmean(r[m] for r in rows), 4) for m in _METRICS}
-        out[arm] = {"per_seed": rows, "mean": mean, "refused_ok_cases": cases}
+        out[arm] = {
+            "per_seed": rows,
+            "mean": mean,
+            "refused_ok_cases": cases,
+            "waste_causes": dict(sorted(causes.items(), key=lambda kv: (-kv[1], kv[0]))),
+        }
     guarded, floor, plain = (out[a]["mean"] for a in ("scarguard", "oracle", "unguarded"))
     share = guarded["refused_would_succeed"] / guarded["refused"] if guarded["refused"] else 0.0
     ratio = guarded["wasted"] / floor["wasted"] if floor["wasted"] else math.inf

@@ -562,6 +562,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print("  refused although it would have succeeded (all seeds):")
         for case, count in wrong[:8]:
             print(f"    {count:>4}  {case}")
+    causes = effects["scarguard"]["waste_causes"]
+    if causes:
+        print("  failures above the floor (the oracle had evidence against them), all seeds:")
+        for case, count in list(causes.items())[:12]:
+            print(f"    {count:>4}  {case}")
     print("Targets of the effects world at W=20:")
     for name, t in effects["targets"].items():
         print(f"  {name:<40}{t['value']:>10}  {'met' if t['met'] else 'NOT MET'}")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import dispose, make_store
+from helpers.git import git
 from scarguard import FailureMemory, PromptGuard, ToolBlocked, guarded_tool
 from scarguard.observe import MISSING, LocalObserver, Observer
 from scarguard.testing import FakeClock
@@ -86,7 +87,8 @@ def test_make_tool_ban_goes_stale_on_change_and_comes_back_at_once(tmp_path: Pat
     with pytest.raises(RuntimeError):
         make("build")
     assert refused(make, "build")
-    (tmp_path / "Makefile").write_text("# still no build target\ntest:\n\t@echo testing\n")
+    # a change that may define the target (a pattern rule make itself must resolve)
+    (tmp_path / "Makefile").write_text("test:\n\t@echo testing\n%.o: %.c\n\tcc -c $<\n")
     with pytest.raises(RuntimeError, match="No rule"):
         make("build")  # the change allowed one run
     assert refused(make, "build")  # the same failure again: refused at once
@@ -117,35 +119,26 @@ def test_file_created_by_a_generator_lifts_the_missing_path(tmp_path: Path) -> N
     assert memory.constraints() == []
 
 
-def _git(root: Path, *args: str) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.com",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.com",
-    }
-    subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, env=env)
 
 
 def test_file_brought_by_git_merge_lifts_the_missing_path(tmp_path: Path) -> None:
     """A read refused for spec/SPEC.md runs once `git merge` brought the file."""
-    _git(tmp_path, "init", "-q", "-b", "main")
+    git(tmp_path, "init", "-q", "-b", "main")
     (tmp_path / "README.md").write_text("hello\n")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-qm", "start")
-    _git(tmp_path, "checkout", "-qb", "spec")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "start")
+    git(tmp_path, "checkout", "-qb", "spec")
     (tmp_path / "spec").mkdir()
     (tmp_path / "spec" / "SPEC.md").write_text("the spec\n")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-qm", "spec")
-    _git(tmp_path, "checkout", "-q", "main")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "spec")
+    git(tmp_path, "checkout", "-q", "main")
     memory = memory_in(tmp_path)
     read_file, _, _, _ = tools(memory, tmp_path)
     with pytest.raises(FileNotFoundError):
         read_file("spec/SPEC.md")
     assert refused(read_file, "spec/SPEC.md")
-    _git(tmp_path, "merge", "-q", "spec")  # outside the agent's tools altogether
+    git(tmp_path, "merge", "-q", "spec")  # outside the agent's tools altogether
     assert read_file("spec/SPEC.md") == "the spec\n"
 
 

@@ -44,6 +44,11 @@ class ConstraintParams(Mapping[str, Any]):
             the ban stale, even for deterministic failures).
         observed: State tokens of what the failure depends on, by path, as the observer
             reported them when the failure was recorded; a change makes the ban stale.
+        depends: The condition the failure's wording names and the observer confirmed, as
+            ``(kind, subject...)`` (``("make_target", "deploy")``, ``("program", "foo")``):
+            the constraint goes stale only when that condition ends (see
+            :mod:`scarguard.learning.semantic`); empty for the generic dependency on
+            ``observed``.
         search: Exact call of an edit: the (redacted) text it looked for; a successful
             change of the file that puts this text in makes the ban stale.
         max_targets: Radius limit: the most targets one call may touch.
@@ -60,6 +65,7 @@ class ConstraintParams(Mapping[str, Any]):
     shell: bool = False
     words: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
     observed: Mapping[str, str] = attrs.field(default=EMPTY, converter=_tokens)
+    depends: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
     search: str | None = None
     max_targets: int | None = None
     step: int | None = None
@@ -132,6 +138,7 @@ _CHECKS: dict[str, Any] = {
     "shell": lambda v: isinstance(v, bool),
     "words": _is_texts,
     "observed": _is_tokens,
+    "depends": _is_texts,
     "search": lambda v: isinstance(v, str),
     "max_targets": _is_int,
     "step": _is_int,
@@ -147,6 +154,7 @@ _DEFAULTS: dict[str, Any] = {
     "shell": False,
     "words": (),
     "observed": {},
+    "depends": (),
     "search": None,
     "max_targets": None,
     "step": None,

@@ -795,13 +795,20 @@ class FailureMemory(MaintenanceMixin):
         blame = adapter.blame(signature, outcome) or classify_blame(signature, outcome)
         shell_like = is_shell_like(call, signature.name, self.policy.stale_after_change)
         observed: Mapping[str, str] = {}
+        depends: tuple[str, ...] = ()
         if teaches and counted and blame is not Blame.HARNESS:
             normalise = getattr(adapter, "normalise_target", os.path.normpath)
-            paths = dependencies(call, outcome.error, shell_like=shell_like, normalise=normalise)
+            paths = dependencies(
+                call, outcome.error, shell_like=shell_like, normalise=normalise,
+                signature=signature.name,
+            )  # fmt: skip
             # a path that needs redacting is not kept (nor observed): it could only lift less;
             # paths are kept absolute, so a memory opened elsewhere revalidates the same files
             kept = [os.path.join(self.root, p) for p in paths if self._storable_path(p)]
             observed = self._revalidator.observe(kept)
+            depends = self._revalidator.condition(
+                call, signature.name, outcome.error, observed, self.root, self.redactor
+            )
         with self._lock:
             now = self.clock()
             failure = self._failure(call, signature, blame, now, outcome)
@@ -824,6 +831,7 @@ class FailureMemory(MaintenanceMixin):
                     shell_like=shell_like,
                     observed=observed,
                     root=self.root,
+                    depends=depends,
                 )
                 learned = learn(tx, lesson, self.policy, adapter, now) if counted else []
                 evicted = enforce_cap(tx, self.policy, now) if learned else []

@@ -20,6 +20,8 @@ __all__ = [
     "command_text",
     "command_words",
     "error_files",
+    "installs",
+    "manifests_for",
     "names_program",
     "shell_changes_workspace",
 ]
@@ -43,6 +45,29 @@ MANIFESTS = frozenset(
     }
 )
 """Files whose change can change what any command does (build and dependency manifests)."""
+
+_PYTHON: Final = frozenset(
+    {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "pytest.ini", ".env"}
+)
+_NODE: Final = frozenset({"package.json", "package-lock.json", "tsconfig.json", ".env"})
+_OWN_MANIFESTS: Final[Mapping[str, frozenset[str]]] = {
+    **dict.fromkeys(("pytest", "python", "python3", "mypy", "ruff", "flake8"), _PYTHON),
+    **dict.fromkeys(("node", "jest", "vitest", "mocha", "tsc", "eslint", "prettier"), _NODE),
+    "cargo": frozenset({"Cargo.toml", ".env"}),
+    "rustc": frozenset({"Cargo.toml"}),
+    "go": frozenset({"go.mod", ".env"}),
+}
+"""The manifests a program reads itself (a test runner, an interpreter, a compiler).
+
+Programs that run recipes or scripts of any kind (``make``, ``npm run``, ``sh``) are not
+here: any manifest can change what they do.
+"""
+
+
+def manifests_for(program: str | None) -> frozenset[str]:
+    """Return the build manifests whose change can change what ``program`` does."""
+    return _OWN_MANIFESTS.get(os.path.basename(program), MANIFESTS) if program else MANIFESTS
+
 
 _SPLIT = re.compile(r"""[\s'"`=;|&()<>,]+""")
 _MAX_WORDS = 64
@@ -162,6 +187,38 @@ def shell_changes_workspace(command: str) -> bool:
             return True
         changing = _CHANGING_SUBCOMMANDS.get(program)
         if changing and any(w in changing for w in words[1:3]):
+            return True
+    return False
+
+
+_INSTALLERS: Final = frozenset(
+    {"pip", "pip3", "pipx", "uv", "poetry", "npm", "yarn", "pnpm", "bun", "cargo", "go", "apt",
+     "apt-get", "brew", "conda", "mamba", "gem", "composer", "dnf", "yum", "apk", "pacman",
+     "snap", "nix", "asdf", "mise", "rustup", "nvm", "pyenv", "make", "dotnet"}
+)  # fmt: skip
+_INSTALL_WORDS: Final = frozenset({"install", "i", "add", "sync", "get", "use", "global", "link"})
+_ENVIRONMENT: Final = frozenset({"source", ".", "export", "activate", "alias", "hash", "rehash"})
+
+
+def installs(command: str) -> bool:
+    """Return whether a shell command may put a program on ``PATH``.
+
+    An install by a package or tool manager (``pip install``, ``npm i -g``, ``brew
+    install``, ``make install``...), or a change of the shell's environment (``source
+    .venv/bin/activate``, ``export PATH=...``).
+    """
+    for segment in _SEGMENTS.split(command):
+        words = segment.split()
+        while words and (words[0] in _PREFIXES or ("=" in words[0] and words[0][0] != "-")):
+            if words[0].startswith("PATH="):
+                return True
+            words = words[1:]
+        if not words:
+            continue
+        program = os.path.basename(words[0])
+        if program in _ENVIRONMENT or program.endswith("activate"):
+            return True
+        if program in _INSTALLERS and any(w in _INSTALL_WORDS for w in words[1:3]):
             return True
     return False
 

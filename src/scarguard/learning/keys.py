@@ -4,6 +4,8 @@ Counters are materialised in the store and bumped inside the write transaction o
 so concurrent writers corroborate each other. Their keys are built here and nowhere else:
 
 - ``x:<class>SEP<fingerprint>:<signature>``: failures of one exact call (``exact_counter``);
+- ``xs:<class>SEP<fingerprint>:<signature>SEP<digest>``: failures of one exact call with one
+  observed state of what it depends on, never reset by a success (``same_state_counter``);
 - ``tt:<tool>SEP<target>SEP<signature>``: failures of one tool on one target;
 - ``ct:<class>SEP<signature>SEP<target>`` and ``cn:<class>SEP<signature>``: the targets an
   action class failed on;
@@ -38,6 +40,7 @@ __all__ = [
     "parameter_counter",
     "parameter_key",
     "radius_counter",
+    "same_state_counter",
     "signature_tools_prefix",
     "strategy_key",
     "tool_target_counter",
@@ -64,6 +67,14 @@ def exact_prefix(call: Call) -> str:
 def exact_counter(call: Call, signature: str) -> str:
     """Return the counter of ``call``'s failures with ``signature``."""
     return f"{exact_prefix(call)}{signature}"
+
+
+def same_state_counter(call: Call, signature: str, digest: str) -> str:
+    """Return the counter of ``call``'s failures with ``signature`` in one observed state.
+
+    It is outside :func:`exact_prefix`, so the call's successes do not reset it.
+    """
+    return f"xs:{call.action_class or '-'}{SEP}{call.fingerprint}:{signature}{SEP}{digest}"
 
 
 def totals(signature: str, tool: str, blame: str) -> tuple[str, ...]:

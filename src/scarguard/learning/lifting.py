@@ -12,9 +12,10 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from scarguard.adapters._shell import MANIFESTS, command_words
-from scarguard.adapters.tool_call import inserted_text
+from scarguard.adapters._shell import MANIFESTS, command_words, manifests_for
+from scarguard.adapters.tool_call import inserted_text, tool_words
 from scarguard.learning.keys import CONSTRAINT_COUNT, class_prefixes, exact_prefix
+from scarguard.learning.semantic import lifted_by_change
 from scarguard.model import Call, Constraint, ConstraintKind, Level
 
 if TYPE_CHECKING:
@@ -33,12 +34,48 @@ def _changed_names(call: Call) -> frozenset[str]:
 
 def _mentions(constraint: Constraint, changed: frozenset[str]) -> bool:
     """Return whether a change of these files can change the outcome of the banned call."""
+    if constraint.params.depends:
+        return False  # decided by its condition (see _goes_stale)
     if not changed:
         return True  # a change of unknown files (a shell command) may touch anything
     if changed & MANIFESTS:
         return True
     words = constraint.params.words
     return any(w in changed for w in words)
+
+
+def _goes_stale(
+    constraint: Constraint, call: Call, changed: frozenset[str], inserted: str | None
+) -> bool:
+    """Return whether a successful change ``call`` makes a shell-like ban stale.
+
+    A ban with a condition (the make target, the program, the files its error names) only
+    when the change can end that condition; any other one when it is not deterministic, or
+    when the change touched a file it names or a build manifest.
+    """
+    depends = constraint.params.depends
+    if depends:
+        watched = frozenset(os.path.basename(p) for p in constraint.params.observed)
+        return lifted_by_change(
+            depends, changed, call.args, tool_words(call.tool), inserted, watched
+        )
+    if _foreign_manifests_only(constraint, changed):
+        return False
+    return not constraint.params.deterministic or _mentions(constraint, changed)
+
+
+def _foreign_manifests_only(constraint: Constraint, changed: frozenset[str]) -> bool:
+    """Return whether the change touched only manifests the banned program does not read.
+
+    A Makefile edit cannot change what ``pytest`` does.
+    """
+    words = constraint.params.words
+    tool = constraint.tool
+    program = tool if tool and manifests_for(tool) is not MANIFESTS else (words or (None,))[0]
+    own = manifests_for(program)
+    if own is MANIFESTS or not changed:
+        return False
+    return all(os.path.basename(n) in MANIFESTS and os.path.basename(n) not in own for n in changed)
 
 
 def liftable(
@@ -60,8 +97,8 @@ def liftable(
             *index.shell_exact,
             *(c for cls in policy.stale_after_change for c in index.exact_by_class.get(cls, ())),
         ]
-        lifted.extend(c for c in shell if not c.params.deterministic or _mentions(c, changed))
         inserted = inserted_text(call.args)
+        lifted.extend(c for c in shell if _goes_stale(c, call, changed, inserted))
         for target in call.targets:
             # a change of a file disproves the edits that failed on it for want of their
             # search text, when it put that text in (or put in something unknown); counts

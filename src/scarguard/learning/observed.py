@@ -18,8 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from scarguard.adapters._shell import MANIFESTS, command_files, error_files
+from scarguard.adapters._shell import command_files, error_files, manifests_for
+from scarguard.adapters.tool_call import search_text
 from scarguard.errors import ScarguardWarning
+from scarguard.learning.semantic import condition, condition_stale, missing_make_target
 from scarguard.model import Call, Constraint
 from scarguard.observe.protocol import Observer
 
@@ -63,14 +65,33 @@ def dependencies(
     *,
     shell_like: bool,
     normalise: Callable[[str], str],
+    signature: str = "",
 ) -> tuple[str, ...]:
-    """Return the paths a failure of ``call`` depends on, normalised like targets."""
+    """Return the paths a failure of ``call`` depends on, normalised like targets.
+
+    A missing make target is also a path (a rule's prerequisite can be a file).
+    """
     found: dict[str, None] = dict.fromkeys(t for t in call.targets if _is_path(t))
     if shell_like:
-        for name in (*command_files(call.args), *error_files(error)):
+        target = missing_make_target(error) if signature == "make_target_missing" else None
+        names = (*command_files(call.args), *error_files(error), *([target] if target else []))
+        for name in names:
             found[normalise(name)] = None
-        found.update(dict.fromkeys(sorted(MANIFESTS)))
+        found.update(dict.fromkeys(sorted(manifests_for(program_of(call)))))
     return tuple(found)[:_MAX_PATHS]
+
+
+def program_of(call: Call) -> str | None:
+    """Return the program a shell-like call runs.
+
+    Its command's first word, or the tool's name for a tool named for one (``pytest``).
+    """
+    for key in ("command", "cmd"):
+        value = call.args.get(key)
+        if isinstance(value, str):
+            words = value.split()
+            return words[0] if words else None
+    return call.tool
 
 
 @attrs.define
@@ -82,7 +103,7 @@ class Revalidator:
     """
 
     observer: Observer
-    _stale: dict[str, Mapping[str, str]] = attrs.field(factory=dict)
+    _stale: dict[str, tuple[Mapping[str, str], float]] = attrs.field(factory=dict)
     _warned: bool = False
 
     def observe(self, paths: Sequence[str]) -> Mapping[str, str]:
@@ -95,27 +116,64 @@ class Revalidator:
             self._warn(exc)
             return {}
 
+    def condition(
+        self,
+        call: Call,
+        signature: str,
+        error: str | None,
+        observed: Mapping[str, str],
+        root: str,
+        redact: Callable[[str], str],
+    ) -> tuple[str, ...]:
+        """Return the condition a failure's wording names, confirmed by the observer.
+
+        Nothing when a part of it would need redacting (it is stored), or when the observer
+        fails: the constraint then depends on its tokens, as any other.
+        """
+        search = search_text(call.args)
+        if search is not None and redact(search) != search:
+            search = None
+        try:
+            found = condition(
+                signature, call.args, call.targets, error, observed, root, self.observer, search
+            )
+        except Exception as exc:  # bookkeeping must never break the agent's call
+            self._warn(exc)
+            return ()
+        return found if all(redact(part) == part for part in found) else ()
+
     def needs_observation(self, constraint: Constraint) -> bool:
         """Return whether :meth:`stale` would ask the observer (it has no verdict yet)."""
-        tokens = constraint.params.observed
-        return bool(tokens) and self._stale.get(constraint.key) != tokens
+        params = constraint.params
+        verdict = (params.observed, constraint.updated_at)
+        watched = bool(params.observed or params.depends)
+        return watched and self._stale.get(constraint.key) != verdict
 
     def stale(self, constraint: Constraint) -> bool:
-        """Return whether the workspace changed since ``constraint`` was learned."""
-        tokens = constraint.params.observed
-        if not tokens:
+        """Return whether the workspace changed since ``constraint`` was learned.
+
+        A constraint with a condition (:attr:`ConstraintParams.depends`) is stale only when
+        the condition ends; any other one when a path it depends on changed.
+        """
+        params = constraint.params
+        tokens = params.observed
+        if not tokens and not params.depends:
             return False
-        if self._stale.get(constraint.key) == tokens:
+        verdict = (tokens, constraint.updated_at)
+        if self._stale.get(constraint.key) == verdict:
             return True
         try:
-            changed = bool(self.observer.changed(tokens))
+            if params.depends:
+                changed = condition_stale(self.observer, params.depends, tokens, params.search)
+            else:
+                changed = bool(self.observer.changed(tokens))
         except Exception as exc:  # a broken observer keeps the constraint as it is
             self._warn(exc)
             return False
         if changed:
             if len(self._stale) > 4096:
                 self._stale.clear()
-            self._stale[constraint.key] = tokens
+            self._stale[constraint.key] = verdict
         return changed
 
     def _warn(self, exc: Exception) -> None:

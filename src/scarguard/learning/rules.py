@@ -15,6 +15,7 @@ writers corroborate each other instead of racing.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ from scarguard.adapters._shell import command_words
 from scarguard.adapters.tool_call import search_text
 from scarguard.canonical import canonical_json
 from scarguard.learning import keys
+from scarguard.learning.semantic import kept_tokens
 from scarguard.model import (
     Blame,
     Call,
@@ -79,6 +81,9 @@ class Lesson:
         shell_like: Whether the call is a command whose bans go stale on change.
         observed: State tokens of what the failure depends on, by absolute path.
         root: The root relative targets are joined with to find their tokens.
+        depends: The condition the failure's wording names, confirmed by the observer (see
+            :mod:`scarguard.learning.semantic`): the failure is deterministic while it holds,
+            and only its end makes the ban stale.
     """
 
     call: Call
@@ -89,6 +94,7 @@ class Lesson:
     shell_like: bool = False
     observed: Mapping[str, str] = attrs.field(factory=dict)
     root: str = ""
+    depends: tuple[str, ...] = ()
 
 
 def _upsert(
@@ -171,14 +177,21 @@ def learn(
                     params=ConstraintParams(observed=_tokens(lesson, (target,))),
                 )
             )
-    if failure.blame is Blame.UNKNOWN:
-        needed = policy.unknown_corroboration
-    elif lesson.deterministic:
-        needed = policy.deterministic_corroboration
-    else:
-        needed = policy.corroboration
-    if exact_count >= needed and not target_fact:
+    needed = _needed(lesson, policy)
+    varies = _varies(tx, lesson, exact_count, now)
+    if varies:
+        needed = max(needed, policy.corroboration) * 2
+    warn_from = _needed(lesson, policy) if varies else needed
+    if exact_count >= warn_from and not target_fact:
         where = f" on {_quote(call.targets[0])}" if call.targets else _summary(failure.args)
+        reason = f"this exact {call.tool} call{where} already failed {_times(exact_count)}"
+        if varies:
+            reason += (
+                f" in a row with {label}; it also succeeded with nothing observed changing, so"
+                f" its result varies (a flaky check?): refused only from {needed} in a row"
+            )
+        else:
+            reason += f" with {label}"
         learned.append(
             _upsert(
                 tx,
@@ -187,12 +200,9 @@ def learn(
                 kind=ConstraintKind.EXACT_CALL,
                 key=keys.exact_key(call.fingerprint, failure.signature),
                 lesson=lesson,
-                level=Level.BLOCK,
+                level=Level.BLOCK if exact_count >= needed else Level.WARN,
                 occurrences=exact_count,
-                reason=(
-                    f"this exact {call.tool} call{where} already failed {_times(exact_count)}"
-                    f" with {label}"
-                ),
+                reason=reason,
                 tool=call.tool,
                 target=call.targets[0] if call.targets else None,
                 action_class=call.action_class,
@@ -213,6 +223,33 @@ def learn(
     return [c for c in learned if c is not None]
 
 
+def _needed(lesson: Lesson, policy: Policy) -> int:
+    """Return how many identical failures the exact-call rung needs for this failure."""
+    if lesson.failure.blame is Blame.UNKNOWN:
+        return policy.unknown_corroboration
+    if lesson.deterministic or lesson.depends:
+        return policy.deterministic_corroboration
+    return policy.corroboration
+
+
+def _varies(tx: Transaction, lesson: Lesson, exact_count: int, now: float) -> bool:
+    """Return whether the call's result is seen to vary with nothing observed changing.
+
+    Every failure of a kind that is not deterministic also bumps a counter keyed by the
+    state tokens of what it depends on, which no success resets; the exact counter is reset
+    by a success of the identical call. More failures with these very tokens than failures
+    in a row means the call succeeded in between while nothing it depends on changed: its
+    result is not a function of the workspace (a flaky test).
+    """
+    if lesson.deterministic or lesson.depends:
+        return False
+    digest = hashlib.blake2b(
+        canonical_json(sorted(lesson.observed.items())).encode(), digest_size=8
+    ).hexdigest()
+    seen = tx.bump(keys.same_state_counter(lesson.call, lesson.failure.signature, digest), now)
+    return seen > exact_count
+
+
 def _summary(args: Mapping[str, Any]) -> str:
     """Return a short quoted summary of (redacted) arguments, for calls without a target."""
     shown = [
@@ -228,12 +265,14 @@ def _tokens(lesson: Lesson, paths: Sequence[str]) -> dict[str, str]:
 
 def _exact_params(lesson: Lesson, counter: str) -> ConstraintParams:
     """Return what an exact-call ban keeps: its counter, and what decides when it goes stale."""
+    depends = lesson.depends
     return ConstraintParams(
         counter=counter,
-        deterministic=lesson.deterministic,
+        deterministic=lesson.deterministic or bool(depends),
         shell=lesson.shell_like,
         words=command_words(lesson.failure.args) if lesson.shell_like else (),
-        observed=lesson.observed,
+        observed=kept_tokens(depends, lesson.observed, lesson.root, lesson.call.targets),
+        depends=depends,
         search=search_text(lesson.failure.args) if lesson.call.targets else None,
     )
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import stat
 from collections.abc import Mapping, Sequence
 
@@ -18,10 +19,12 @@ import attrs
 
 from scarguard.observe.protocol import MISSING
 
-__all__ = ["HASH_LIMIT", "LocalObserver"]
+__all__ = ["HASH_LIMIT", "READ_LIMIT", "LocalObserver"]
 
 HASH_LIMIT = 64 * 1024
 """Files up to this size carry a digest of their content in their token."""
+READ_LIMIT = 1024 * 1024
+"""Files up to this size can be read to judge a condition (larger ones cannot: stale)."""
 
 
 def _root(value: str | os.PathLike[str]) -> str:
@@ -61,6 +64,28 @@ class LocalObserver:
     def token(self, path: str) -> str | None:
         """Return the token of one path (``None`` when it cannot be read)."""
         return self.observe([path]).get(path)
+
+    def read(self, path: str) -> str | None:
+        """Return a file's text (at most :data:`READ_LIMIT` bytes); ``None`` if unreadable.
+
+        Optional for observers: conditions that name what a failure lacked (a Makefile
+        target, an edit's search text) are judged on the content.
+        """
+        try:
+            with open(self._path(path), "rb") as handle:
+                data = handle.read(READ_LIMIT + 1)
+        except OSError:
+            return None
+        return None if len(data) > READ_LIMIT else data.decode("utf-8", "replace")
+
+    def which(self, program: str) -> bool:
+        """Return whether ``program`` is on ``PATH`` or is a file under the root.
+
+        Optional for observers: a ``command not found`` ban holds while this is ``False``.
+        """
+        if os.sep in program or (os.altsep and os.altsep in program):
+            return os.path.exists(self._path(program))
+        return shutil.which(program) is not None or os.path.exists(self._path(program))
 
     def _present(self, paths: Sequence[str]) -> _Listing:
         """Return a lookup telling, per directory listed once, which names exist.

@@ -1,0 +1,263 @@
+"""What a failure's own wording says it depends on, and which changes can end it.
+
+Most failures name what was missing: ``No rule to make target 'deploy'``, ``bad: command not
+found``, ``server.js:1 SyntaxError``, ``File exists: 'a.py'``, an edit's search text not in
+the file. For those kinds a ban does not need to go stale on every change of the workspace:
+
+- ``make_target``: holds while no Makefile under the root defines the target (and the
+  target is not a file there); an edit of the Makefile lifts it only if the text it put in
+  may define the target;
+- ``program``: holds while the program is neither on ``PATH`` nor a file under the root; a
+  success lifts it only if it installs something, changes the shell's environment or names
+  the program;
+- ``named_files``: a syntax error in files the error names holds while those files and the
+  manifests of the program that ran are unchanged (a Makefile edit does not fix
+  ``node server.js``);
+- ``exists``: a create that conflicted with an existing file holds while the file exists;
+- ``absent_text``: an edit whose search text was not in the file holds while it still is not.
+
+A condition is only put in force when the observer confirmed it when the failure was
+recorded (the Makefile is here and lacks the target, the named file is here, the program is
+not found here): for files the observer cannot see (a tool acting on another machine) the
+constraint is learned, revalidated and lifted exactly as without it. A condition the
+observer cannot judge later (a file it cannot read) makes the constraint stale: it only
+ever lifts.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from scarguard.adapters._shell import MANIFESTS, command_words, error_files, installs
+from scarguard.observe.protocol import MISSING, Observer
+
+__all__ = [
+    "MAKEFILES",
+    "condition",
+    "condition_stale",
+    "kept_tokens",
+    "lifted_by_change",
+    "make_defines",
+    "missing_make_target",
+    "missing_program",
+]
+
+MAKEFILES: Final = frozenset({"Makefile", "makefile", "GNUmakefile"})
+"""The files GNU make reads by default."""
+MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT = (
+    "make_target",
+    "program",
+    "named_files",
+    "exists",
+    "absent_text",
+)
+
+_NO_RULE: Final = re.compile(
+    r"No rule to make target [`'\u2018\"]([^'\u2019\"\n]{1,200})['\u2019\"]"
+)
+_NOT_FOUND: Final = (
+    re.compile(r"(?:^|[\s:])([\w.+-]{1,100}): command not found\b", re.M),
+    re.compile(r"\bcommand not found: ([\w.+-]{1,100})"),
+    re.compile(r"'([\w.+-]{1,100})' is not recognized as an internal or external command"),
+    re.compile(r"exec: \"([\w.+-]{1,100})\": executable file not found in \$PATH"),
+    re.compile(r"\bspawn ([\w.+-]{1,100}) ENOENT\b"),
+)
+_SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "fish", "line"})
+_MAKE_OPTIONS: Final = frozenset({"-C", "-f", "--directory", "--file", "--makefile", "-I"})
+_EXISTS: Final = re.compile(r"(?i:\b(?:file|directory|path)? ?(?:already )?exists\b)")
+
+
+def missing_make_target(error: str | None) -> str | None:
+    """Return the target a ``No rule to make target 'X'`` error names."""
+    found = _NO_RULE.search(error or "")
+    return found.group(1) if found else None
+
+
+def missing_program(error: str | None) -> str | None:
+    """Return the program a ``command not found`` error names.
+
+    ``bash: foo: command not found``, ``zsh: command not found: foo``, ``spawn foo ENOENT``...
+    """
+    for pattern in _NOT_FOUND:
+        for found in pattern.finditer(error or ""):
+            name = found.group(1)
+            if name not in _SHELLS and not name.isdigit():
+                return name
+    return None
+
+
+_RULE: Final = re.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?![=:])")
+_INCLUDE: Final = re.compile(r"^\s*-?s?include\s")
+
+
+def make_defines(text: str, target: str) -> bool:
+    """Return whether a Makefile's text may define ``target``.
+
+    ``True`` when a rule names it, or when the text cannot be judged without running make
+    (an ``include``, a pattern rule, a target list built from variables).
+    """
+    for line in text.splitlines():
+        if line.startswith(("\t", "#")):
+            continue
+        if _INCLUDE.match(line):
+            return True
+        rule = _RULE.match(line)
+        if rule is None:
+            continue
+        names = rule.group(1).split()
+        if target in names or any("%" in n or "$" in n for n in names):
+            return True
+    return False
+
+
+def _root_path(root: str, name: str) -> str:
+    return os.path.normpath(os.path.join(root, name))
+
+
+def _present(observed: Mapping[str, str], path: str) -> bool:
+    token = observed.get(path)
+    return token is not None and token != MISSING
+
+
+def condition(
+    signature: str,
+    call_args: Mapping[str, Any],
+    targets: Sequence[str],
+    error: str | None,
+    observed: Mapping[str, str],
+    root: str,
+    observer: Observer,
+    search: str | None = None,
+) -> tuple[str, ...]:
+    """Return the condition a failure depends on, if its wording names one (confirmed).
+
+    ``()`` when it names none or the observer did not confirm it: the generic dependency on
+    tokens then applies. The result is ``(kind, subject...)``: the make target, the
+    program, the named files.
+    """
+    read = getattr(observer, "read", None)
+    if signature == "make_target_missing":
+        target = missing_make_target(error)
+        if target is None or _MAKE_OPTIONS & set(command_words(call_args)) or read is None:
+            return ()
+        makefiles = [_root_path(root, m) for m in sorted(MAKEFILES)]
+        here = [m for m in makefiles if _present(observed, m)]
+        texts = [read(m) for m in here]
+        if not here or any(t is None or make_defines(t, target) for t in texts):
+            return ()
+        return (MAKE_TARGET, target)
+    if signature == "command_not_found":
+        program = missing_program(error)
+        which = getattr(observer, "which", None)
+        if program is None or which is None or which(program) is not False:
+            return ()
+        return (PROGRAM, program)
+    if signature == "syntax_error":
+        named = [n for n in error_files(error) if _present(observed, _root_path(root, n))]
+        return (NAMED_FILES, *named) if named else ()
+    if not targets or not _present(observed, _root_path(root, targets[0])):
+        return ()
+    if signature == "conflict" and _EXISTS.search(error or ""):
+        return (EXISTS,)
+    if signature == "edit_failed" and search and read is not None:
+        text = read(_root_path(root, targets[0]))
+        if text is not None and _squash(search) not in _squash(text):
+            return (ABSENT_TEXT,)
+    return ()
+
+
+def kept_tokens(
+    depends: tuple[str, ...], observed: Mapping[str, str], root: str, targets: Sequence[str]
+) -> dict[str, str]:
+    """Return the tokens a constraint under ``depends`` keeps (only what can end it)."""
+    if not depends:
+        return dict(observed)
+    kind = depends[0]
+    if kind == PROGRAM:
+        return {}
+    if kind == MAKE_TARGET:
+        wanted = {_root_path(root, m) for m in MAKEFILES} | {_root_path(root, depends[1])}
+    elif kind == NAMED_FILES:  # and the manifests of the program that ran (npm: package.json)
+        wanted = {_root_path(root, n) for n in depends[1:]}
+        wanted |= {p for p in observed if os.path.basename(p) in MANIFESTS}
+    else:
+        wanted = {_root_path(root, t) for t in targets[:1]}
+    return {p: t for p, t in observed.items() if p in wanted}
+
+
+def _squash(text: str) -> str:
+    """Whitespace runs as one blank: an edit tool may match loosely, so judge loosely."""
+    return " ".join(text.split())
+
+
+def condition_stale(
+    observer: Observer, depends: tuple[str, ...], tokens: Mapping[str, str], search: str | None
+) -> bool:
+    """Return whether the workspace no longer supports the condition ``depends``."""
+    kind = depends[0]
+    if kind == PROGRAM:
+        which = getattr(observer, "which", None)
+        return which is None or which(depends[1]) is not False
+    changed = observer.changed(tokens) if tokens else []
+    if not changed or kind == NAMED_FILES:
+        return bool(changed)
+    if kind == EXISTS:
+        now = observer.observe(changed)
+        return any(now.get(p, MISSING) == MISSING for p in changed)
+    read = getattr(observer, "read", None)
+    if read is None:
+        return True
+    for path in changed:
+        text = read(path)
+        if text is None:
+            return True  # gone or unreadable: it cannot be judged, so it is not kept
+        if kind == ABSENT_TEXT and (not search or _squash(search) in _squash(text)):
+            return True
+        if kind == MAKE_TARGET:
+            name = os.path.basename(path)
+            if name not in MAKEFILES or make_defines(text, depends[1]):
+                return True  # the Makefile may define it now, or the target file appeared
+    return False
+
+
+def lifted_by_change(
+    depends: tuple[str, ...],
+    changed: frozenset[str],
+    call_args: Mapping[str, Any],
+    tool_words: Sequence[str],
+    inserted: str | None,
+    watched: frozenset[str] = frozenset(),
+) -> bool:
+    """Return whether a successful change can end the condition ``depends``.
+
+    ``changed`` holds the paths (and basenames) the change declared (empty for a command
+    whose effects are unknown: then the observer judges, since the condition was seen to
+    hold in the workspace it watches); ``watched`` the basenames of the paths the constraint
+    keeps tokens of.
+    """
+    kind = depends[0]
+    if kind == PROGRAM:
+        program = depends[1]
+        words = command_words(call_args)
+        command = next((v for v in call_args.values() if isinstance(v, str)), "")
+        return (
+            program in words
+            or program in changed
+            or "install" in tool_words
+            or installs(command)
+        )
+    if not changed:
+        return False
+    if kind == MAKE_TARGET:
+        if depends[1] in changed:
+            return True
+        if changed & MAKEFILES:
+            return inserted is None or make_defines(inserted, depends[1])
+        return False
+    if kind == NAMED_FILES:
+        names = {*depends[1:], *(os.path.basename(n) for n in depends[1:]), *watched}
+        return bool(changed & names)
+    return True
