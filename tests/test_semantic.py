@@ -265,3 +265,51 @@ def test_a_deterministic_kind_is_refused_at_the_first_repeat_even_after_a_succes
     (tmp_path / "a.py").write_text("x = 2\n")
     memory.record("edit_file", args, error="Error: old_string not found in a.py")
     assert not allowed(memory, "edit_file", args)
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_a_failing_make_recipe_is_stale_only_when_a_rule_it_reaches_changes(
+    tmp_path: Path,
+) -> None:
+    """Editing another rule or a comment keeps `make test` refused; its own recipe lifts it."""
+    (tmp_path / "Makefile").write_text("test: lint\n\t@exit 1\nlint:\n\t@true\nbuild:\n\t@true\n")
+    memory = memory_in(tmp_path)
+    for _ in range(2):  # a failing recipe is not deterministic: two failures
+        done = run(tmp_path, "make", "test")
+        assert done.returncode != 0
+        memory.record("make", {"target": "test"}, error=f"{done.stderr}\nexit code 2")
+    assert not allowed(memory, "make", {"target": "test"})
+    (tmp_path / "Makefile").write_text(
+        "# the build\ntest: lint\n\t@exit 1\nlint:\n\t@true\nbuild: lint\n\tmkdir -p out\n"
+    )
+    memory.record("edit_file", {"path": "Makefile", "old_string": "b", "new_string": "c"}, ok=True)
+    assert not allowed(memory, "make", {"target": "test"})
+    (tmp_path / "Makefile").write_text("test: lint\n\t@exit 1\nlint:\n\t@echo linting\n")
+    assert allowed(memory, "make", {"target": "test"})  # a prerequisite's recipe changed
+
+
+def test_a_merge_that_reports_no_change_lifts_nothing(tmp_path: Path) -> None:
+    """`git merge` answering `Already up to date.` changed nothing; a real merge did."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "app.py").write_text("x = 1\n")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-qm", "start")
+    memory = memory_in(tmp_path)
+    tests = {"command": "pytest"}
+    error = "FAILED test_app.py::test_x - assert 1 == 2\n1 failed\nexit code 1"
+    memory.record("bash", tests, error=error)
+    memory.record("bash", tests, error=error)
+    assert not allowed(memory, "bash", tests)
+    git(tmp_path, "branch", "feature")
+    merge = run(tmp_path, "git", "merge", "feature")
+    assert "Already up to date." in merge.stdout
+    memory.record("bash", {"command": "git merge feature"}, ok=True, result=merge.stdout)
+    assert not allowed(memory, "bash", tests)
+    git(tmp_path, "checkout", "-q", "feature")
+    (tmp_path / "app.py").write_text("x = 2\n")
+    git(tmp_path, "commit", "-qam", "fix")
+    git(tmp_path, "checkout", "-q", "main")
+    merge = run(tmp_path, "git", "merge", "feature")
+    assert "app.py" in merge.stdout
+    memory.record("bash", {"command": "git merge feature"}, ok=True, result=merge.stdout)
+    assert allowed(memory, "bash", tests)

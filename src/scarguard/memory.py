@@ -25,6 +25,7 @@ import attrs
 
 from scarguard import _fork
 from scarguard.adapters import ToolCallAdapter
+from scarguard.adapters._shell import reports_no_change
 from scarguard.adapters.protocol import Adapter
 from scarguard.adapters.tool_call import Screen
 from scarguard.canonical import storable_text
@@ -869,7 +870,11 @@ class FailureMemory(MaintenanceMixin):
         # check() revalidated the index just before this call ran; asking the store again
         # would double the cost of every success for a lift that can wait one call.
         index = self._index
-        lift = bool(index) and bool(liftable(index, call, adapter, self.policy))
+        # "Already up to date.": this run changed nothing (only asked when something may lift)
+        quiet = bool(index) and reports_no_change(result)
+        lift = bool(index) and bool(
+            liftable(index, call, adapter, self.policy, changed_nothing=quiet)
+        )
         full = (
             len(self._pending) + self._pending_refusals + 1
             >= self._batch
@@ -893,7 +898,11 @@ class FailureMemory(MaintenanceMixin):
                     pending, self._pending = [*self._pending, call], []
                 with self._keeping(pending) as counts, self._write() as tx:
                     self._apply_successes(tx, pending, counts, now)
-                    lifted = tuple(lift_on_success(tx, call, index, adapter, self.policy, now))
+                    lifted = tuple(
+                        lift_on_success(
+                            tx, call, index, adapter, self.policy, now, changed_nothing=quiet
+                        )
+                    )
                     keys = [c.key for c in lifted]
                     tx.receipt("lift", {"by": call.fingerprint, "lifted": keys}, now)
         elif full:

@@ -23,6 +23,7 @@ __all__ = [
     "installs",
     "manifests_for",
     "names_program",
+    "reports_no_change",
     "shell_changes_workspace",
 ]
 
@@ -221,6 +222,26 @@ def installs(command: str) -> bool:
         if program in _INSTALLERS and any(w in _INSTALL_WORDS for w in words[1:3]):
             return True
     return False
+
+
+_NO_CHANGE: Final = re.compile(
+    r"(?:Already up[ -]to[ -]date\.?|Everything up-to-date|nothing to commit, working tree clean"
+    r"|Current branch \S+ is up to date\.|up to date, audited \d+ packages? in [\d.]+m?s"
+    r"|found 0 vulnerabilities|0 upgraded, 0 newly installed, 0 to remove and \d+ not upgraded\.)"
+)
+
+
+def reports_no_change(result: object) -> bool:
+    """Return whether a command's whole output says it changed nothing.
+
+    ``git merge`` / ``git pull`` answering ``Already up to date.``, ``git push``'s
+    ``Everything up-to-date``, ``npm install``'s ``up to date, audited N packages``: the
+    command is one that may change the workspace, but this run did not.
+    """
+    if not isinstance(result, str) or len(result) > 2000:
+        return False
+    lines = [line.strip() for line in result.strip().splitlines() if line.strip()]
+    return bool(lines) and all(_NO_CHANGE.fullmatch(line) for line in lines)
 
 
 _BLANK: Final = frozenset(" \t")

@@ -56,9 +56,11 @@ def _goes_stale(
     depends = constraint.params.depends
     if depends:
         watched = frozenset(os.path.basename(p) for p in constraint.params.observed)
-        return lifted_by_change(
+        verdict = lifted_by_change(
             depends, changed, call.args, tool_words(call.tool), inserted, watched
         )
+        if verdict is not None:
+            return verdict
     if _foreign_manifests_only(constraint, changed):
         return False
     return not constraint.params.deterministic or _mentions(constraint, changed)
@@ -79,7 +81,12 @@ def _foreign_manifests_only(constraint: Constraint, changed: frozenset[str]) -> 
 
 
 def liftable(
-    index: ConstraintIndex, call: Call, adapter: Adapter, policy: Policy
+    index: ConstraintIndex,
+    call: Call,
+    adapter: Adapter,
+    policy: Policy,
+    *,
+    changed_nothing: bool = False,
 ) -> list[Constraint]:
     """Return the constraints a success of ``call`` disproves.
 
@@ -87,10 +94,11 @@ def liftable(
     needed the target to exist, the target's facts; a mutating success also lifts the
     target-level warnings, the edit bans on its targets it disproves, and the bans of
     shell-like calls (a test run after an edit is a new experiment); any success in an
-    action class lifts its strategy bans.
+    action class lifts its strategy bans. ``changed_nothing``: the call's output says it
+    changed nothing, so it is not a change (``reports_no_change`` in the shell helpers).
     """
     lifted = [c for c in index.exact.get(call.fingerprint, ()) if c.tool == call.tool]
-    mutating = adapter.mutating(call)
+    mutating = adapter.mutating(call) and not changed_nothing
     if mutating:
         changed = _changed_names(call)
         shell = [
@@ -159,13 +167,17 @@ def lift_on_success(
     adapter: Adapter,
     policy: Policy,
     now: float,
+    *,
+    changed_nothing: bool = False,
 ) -> list[Constraint]:
     """Lift what a success of ``call`` disproves; return the lifted constraints.
 
     Bans of other calls that went stale because this one changed the world are lifted with
     their counts kept, so a repeat of the same failure brings them straight back.
+    ``changed_nothing``: the call's output says this run changed nothing (``git merge``
+    answering ``Already up to date.``), so it lifts only what a reading call would.
     """
-    lifted = liftable(index, call, adapter, policy)
+    lifted = liftable(index, call, adapter, policy, changed_nothing=changed_nothing)
     stale = [
         c
         for c in lifted

@@ -21,7 +21,12 @@ import attrs
 from scarguard.adapters._shell import command_files, error_files, manifests_for
 from scarguard.adapters.tool_call import search_text
 from scarguard.errors import ScarguardWarning
-from scarguard.learning.semantic import condition, condition_stale, missing_make_target
+from scarguard.learning.semantic import (
+    Evidence,
+    condition,
+    condition_stale,
+    missing_make_target,
+)
 from scarguard.model import Call, Constraint
 from scarguard.observe.protocol import Observer
 
@@ -134,9 +139,10 @@ class Revalidator:
         if search is not None and redact(search) != search:
             search = None
         try:
-            found = condition(
-                signature, call.args, call.targets, error, observed, root, self.observer, search
+            evidence = Evidence(
+                signature, call.args, call.targets, error, observed, root, search, program_of(call)
             )
+            found = condition(evidence, self.observer)
         except Exception as exc:  # bookkeeping must never break the agent's call
             self._warn(exc)
             return ()

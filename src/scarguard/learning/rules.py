@@ -26,7 +26,7 @@ from scarguard.adapters._shell import command_words
 from scarguard.adapters.tool_call import search_text
 from scarguard.canonical import canonical_json
 from scarguard.learning import keys
-from scarguard.learning.semantic import kept_tokens
+from scarguard.learning.semantic import DETERMINISTIC_WHILE_HELD, kept_tokens
 from scarguard.model import (
     Blame,
     Call,
@@ -223,11 +223,16 @@ def learn(
     return [c for c in learned if c is not None]
 
 
+def _held(depends: tuple[str, ...]) -> bool:
+    """Return whether a condition makes the failure deterministic while it holds."""
+    return bool(depends) and depends[0] in DETERMINISTIC_WHILE_HELD
+
+
 def _needed(lesson: Lesson, policy: Policy) -> int:
     """Return how many identical failures the exact-call rung needs for this failure."""
     if lesson.failure.blame is Blame.UNKNOWN:
         return policy.unknown_corroboration
-    if lesson.deterministic or lesson.depends:
+    if lesson.deterministic or _held(lesson.depends):
         return policy.deterministic_corroboration
     return policy.corroboration
 
@@ -241,7 +246,7 @@ def _varies(tx: Transaction, lesson: Lesson, exact_count: int, now: float) -> bo
     in a row means the call succeeded in between while nothing it depends on changed: its
     result is not a function of the workspace (a flaky test).
     """
-    if lesson.deterministic or lesson.depends:
+    if lesson.deterministic or _held(lesson.depends):
         return False
     digest = hashlib.blake2b(
         canonical_json(sorted(lesson.observed.items())).encode(), digest_size=8
@@ -268,7 +273,7 @@ def _exact_params(lesson: Lesson, counter: str) -> ConstraintParams:
     depends = lesson.depends
     return ConstraintParams(
         counter=counter,
-        deterministic=lesson.deterministic or bool(depends),
+        deterministic=lesson.deterministic or _held(depends),
         shell=lesson.shell_like,
         words=command_words(lesson.failure.args) if lesson.shell_like else (),
         observed=kept_tokens(depends, lesson.observed, lesson.root, lesson.call.targets),

@@ -14,7 +14,11 @@ the file. For those kinds a ban does not need to go stale on every change of the
   manifests of the program that ran are unchanged (a Makefile edit does not fix
   ``node server.js``);
 - ``exists``: a create that conflicted with an existing file holds while the file exists;
-- ``absent_text``: an edit whose search text was not in the file holds while it still is not.
+- ``absent_text``: an edit whose search text was not in the file holds while it still is not;
+- ``make_rule`` (a refinement, not a condition): any other failure of ``make X`` depends on
+  the Makefile only through the rules ``X`` reaches and the Makefile's variables and
+  directives; an edit of another rule or a comment does not make it stale. Everything else it
+  depends on stays as for any command, and it is not deterministic.
 
 A condition is only put in force when the observer confirmed it when the failure was
 recorded (the Makefile is here and lacks the target, the named file is here, the program is
@@ -26,34 +30,46 @@ ever lifts.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+import attrs
+
 from scarguard.adapters._shell import MANIFESTS, command_words, error_files, installs
 from scarguard.observe.protocol import MISSING, Observer
 
 __all__ = [
+    "DETERMINISTIC_WHILE_HELD",
     "MAKEFILES",
+    "Evidence",
     "condition",
     "condition_stale",
     "kept_tokens",
     "lifted_by_change",
     "make_defines",
+    "make_goals",
+    "make_reach",
     "missing_make_target",
     "missing_program",
 ]
 
 MAKEFILES: Final = frozenset({"Makefile", "makefile", "GNUmakefile"})
 """The files GNU make reads by default."""
-MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT = (
+MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT, MAKE_RULE = (
     "make_target",
     "program",
     "named_files",
     "exists",
     "absent_text",
+    "make_rule",
 )
+DETERMINISTIC_WHILE_HELD: Final = frozenset(
+    {MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT}
+)
+"""Conditions under which the identical call must fail identically."""
 
 _NO_RULE: Final = re.compile(
     r"No rule to make target [`'\u2018\"]([^'\u2019\"\n]{1,200})['\u2019\"]"
@@ -113,6 +129,64 @@ def make_defines(text: str, target: str) -> bool:
     return False
 
 
+_DIRECTIVE: Final = re.compile(
+    r"^\s*(?:-?s?include|ifeq|ifneq|ifdef|ifndef|else|endif|define|endef|export|unexport"
+    r"|override|vpath|\$\()"
+)
+_ASSIGN: Final = re.compile(r"^\s*[\w.\-]+\s*(?:::|[:+?!])?=")
+
+
+def make_reach(text: str, goals: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """Return a digest of what ``make goals`` reads from a Makefile, and the rules it reaches.
+
+    The digest covers the variables, directives, special and pattern rules (they may apply to
+    any target) and the rules reachable from ``goals`` through prerequisites, recipes
+    included; other rules and comments are left out, so editing them changes nothing here.
+    """
+    rules: dict[str, list[list[str]]] = {}
+    prerequisites: dict[str, list[str]] = {}
+    shared: list[str] = []
+    block: list[str] = shared
+    for line in text.splitlines():
+        if line.startswith("\t"):
+            block.append(line)
+            continue
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        rule = None if _DIRECTIVE.match(line) or _ASSIGN.match(line) else _RULE.match(line)
+        names = rule.group(1).split() if rule else []
+        if not rule or any(n.startswith(".") or "%" in n or "$" in n for n in names):
+            shared.append(stripped)
+            block = shared
+            continue
+        block = [stripped]  # its recipe lines follow
+        for name in names:
+            rules.setdefault(name, []).append(block)
+            prerequisites.setdefault(name, []).extend(line[rule.end() :].split(";")[0].split())
+    reached: set[str] = set()
+    todo = list(goals)
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        todo.extend(prerequisites.get(name, ()))
+    parts = [shared, *(rules.get(n, []) for n in sorted(reached))]
+    digest = hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
+    return digest, tuple(sorted(reached))
+
+
+def make_goals(call_args: Mapping[str, Any], program: str | None) -> tuple[str, ...]:
+    """Return the targets a ``make`` call asks for (nothing: not a plain ``make X`` call)."""
+    if program != "make":
+        return ()
+    words = command_words(call_args)
+    if _MAKE_OPTIONS & set(words):
+        return ()
+    return tuple(w for w in words if w != "make" and not w.startswith("-") and "=" not in w)
+
+
 def _root_path(root: str, name: str) -> str:
     return os.path.normpath(os.path.join(root, name))
 
@@ -122,22 +196,56 @@ def _present(observed: Mapping[str, str], path: str) -> bool:
     return token is not None and token != MISSING
 
 
-def condition(
-    signature: str,
-    call_args: Mapping[str, Any],
-    targets: Sequence[str],
-    error: str | None,
-    observed: Mapping[str, str],
-    root: str,
-    observer: Observer,
-    search: str | None = None,
-) -> tuple[str, ...]:
+@attrs.frozen
+class Evidence:
+    """What is known of one failure as it is recorded.
+
+    Attributes:
+        signature: The failure kind's name.
+        call_args: The call's arguments.
+        targets: The call's path targets, normalised.
+        error: The error text.
+        observed: The observer's tokens of what it depends on, by absolute path.
+        root: The root relative names are joined with.
+        search: The edit's search text, if any (and nothing to redact in it).
+        program: The program the call ran (``make``...), if known.
+    """
+
+    signature: str
+    call_args: Mapping[str, Any]
+    targets: Sequence[str]
+    error: str | None
+    observed: Mapping[str, str]
+    root: str
+    search: str | None = None
+    program: str | None = None
+
+
+def condition(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
     """Return the condition a failure depends on, if its wording names one (confirmed).
 
     ``()`` when it names none or the observer did not confirm it: the generic dependency on
     tokens then applies. The result is ``(kind, subject...)``: the make target, the
-    program, the named files.
+    program, the named files, or the ``make_rule`` refinement of a failing ``make X``.
     """
+    found = _named(evidence, observer)
+    goals = make_goals(evidence.call_args, evidence.program)
+    read = getattr(observer, "read", None)
+    if found or not goals or read is None:
+        return found
+    for name in ("GNUmakefile", "makefile", "Makefile"):  # the one make reads
+        path = _root_path(evidence.root, name)
+        if _present(evidence.observed, path):
+            text = read(path)
+            return () if text is None else (MAKE_RULE, make_reach(text, goals)[0], *goals)
+    return ()
+
+
+def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
+    signature, call_args, targets = evidence.signature, evidence.call_args, evidence.targets
+    error, observed, root, search = (
+        evidence.error, evidence.observed, evidence.root, evidence.search
+    )  # fmt: skip
     read = getattr(observer, "read", None)
     if signature == "make_target_missing":
         target = missing_make_target(error)
@@ -173,7 +281,7 @@ def kept_tokens(
     depends: tuple[str, ...], observed: Mapping[str, str], root: str, targets: Sequence[str]
 ) -> dict[str, str]:
     """Return the tokens a constraint under ``depends`` keeps (only what can end it)."""
-    if not depends:
+    if not depends or depends[0] == MAKE_RULE:
         return dict(observed)
     kind = depends[0]
     if kind == PROGRAM:
@@ -204,6 +312,8 @@ def condition_stale(
     changed = observer.changed(tokens) if tokens else []
     if not changed or kind == NAMED_FILES:
         return bool(changed)
+    if kind == MAKE_RULE and any(os.path.basename(p) not in MAKEFILES for p in changed):
+        return True
     if kind == EXISTS:
         now = observer.observe(changed)
         return any(now.get(p, MISSING) == MISSING for p in changed)
@@ -220,6 +330,8 @@ def condition_stale(
             name = os.path.basename(path)
             if name not in MAKEFILES or make_defines(text, depends[1]):
                 return True  # the Makefile may define it now, or the target file appeared
+        if kind == MAKE_RULE and make_reach(text, depends[2:])[0] != depends[1]:
+            return True
     return False
 
 
@@ -230,15 +342,19 @@ def lifted_by_change(
     tool_words: Sequence[str],
     inserted: str | None,
     watched: frozenset[str] = frozenset(),
-) -> bool:
+) -> bool | None:
     """Return whether a successful change can end the condition ``depends``.
 
     ``changed`` holds the paths (and basenames) the change declared (empty for a command
     whose effects are unknown: then the observer judges, since the condition was seen to
     hold in the workspace it watches); ``watched`` the basenames of the paths the constraint
-    keeps tokens of.
+    keeps tokens of. ``None``: decide as for any command (a ``make_rule`` refinement, unless
+    the change touched only Makefiles: their rules are judged by the observer).
     """
     kind = depends[0]
+    if kind == MAKE_RULE:
+        only_makefiles = bool(changed) and all(os.path.basename(n) in MAKEFILES for n in changed)
+        return False if only_makefiles else None
     if kind == PROGRAM:
         program = depends[1]
         words = command_words(call_args)
