@@ -313,3 +313,39 @@ def test_a_merge_that_reports_no_change_lifts_nothing(tmp_path: Path) -> None:
     assert "app.py" in merge.stdout
     memory.record("bash", {"command": "git merge feature"}, ok=True, result=merge.stdout)
     assert allowed(memory, "bash", tests)
+
+
+@pytest.mark.parametrize(
+    ("tool", "args"),
+    [
+        ("bash", {"command": "cd sub && make deploy"}),
+        ("bash", {"command": "make -C sub deploy"}),
+        ("make", {"target": "deploy", "cwd": "sub"}),
+        ("bash", {"command": "npm run deploy"}),  # a script ran make somewhere
+    ],
+)
+def test_a_make_run_elsewhere_is_not_judged_by_the_root_makefile(
+    tmp_path: Path, tool: str, args: dict[str, str]
+) -> None:
+    """No condition: the ban depends on its tokens (a Makefile edit lifts it as before)."""
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    memory = memory_in(tmp_path)
+    memory.record(tool, args, error=NO_DEPLOY)
+    (ban,) = memory.constraints()
+    assert ban.params.depends == ()
+    (tmp_path / "Makefile").write_text(MAKEFILE + "test:\n\t@true\n")
+    assert allowed(memory, tool, args)
+
+
+def test_a_missing_program_in_a_container_is_not_judged_by_the_local_path(
+    tmp_path: Path,
+) -> None:
+    """A `container=` argument: PATH here says nothing; any change lifts it as before."""
+    memory = memory_in(tmp_path)
+    args = {"command": "scarguard_no_such_tool", "container": "web"}
+    memory.record("bash", args, error="bash: scarguard_no_such_tool: command not found")
+    memory.record("bash", args, error="bash: scarguard_no_such_tool: command not found")
+    assert not allowed(memory, "bash", args)
+    assert memory.constraints()[0].params.depends == ()
+    memory.record("bash", {"command": "git merge feature"}, ok=True)
+    assert allowed(memory, "bash", args)

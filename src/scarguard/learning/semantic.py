@@ -187,6 +187,26 @@ def make_goals(call_args: Mapping[str, Any], program: str | None) -> tuple[str, 
     return tuple(w for w in words if w != "make" and not w.startswith("-") and "=" not in w)
 
 
+_ELSEWHERE_WORDS: Final = frozenset(
+    {"cd", "pushd", "chdir", "-C", "--cwd", "--prefix", "--directory", "--dir", "ssh", "exec"}
+)
+_ELSEWHERE_KEYS: Final = frozenset(
+    {"cwd", "workdir", "working_dir", "working_directory", "directory", "dir", "host",
+     "container", "sandbox", "machine", "remote"}
+)  # fmt: skip
+
+
+def runs_elsewhere(call_args: Mapping[str, Any]) -> bool:
+    """Return whether a command may run outside the root.
+
+    ``cd sub && ...``, a ``cwd=``, container or host argument: what it names is then not
+    judged under the root.
+    """
+    return bool(_ELSEWHERE_KEYS & set(call_args)) or bool(
+        _ELSEWHERE_WORDS & set(command_words(call_args))
+    )
+
+
 def _root_path(root: str, name: str) -> str:
     return os.path.normpath(os.path.join(root, name))
 
@@ -229,7 +249,8 @@ def condition(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
     program, the named files, or the ``make_rule`` refinement of a failing ``make X``.
     """
     found = _named(evidence, observer)
-    goals = make_goals(evidence.call_args, evidence.program)
+    elsewhere = runs_elsewhere(evidence.call_args)
+    goals = () if elsewhere else make_goals(evidence.call_args, evidence.program)
     read = getattr(observer, "read", None)
     if found or not goals or read is None:
         return found
@@ -247,9 +268,12 @@ def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
         evidence.error, evidence.observed, evidence.root, evidence.search
     )  # fmt: skip
     read = getattr(observer, "read", None)
+    shell = signature in ("make_target_missing", "command_not_found", "syntax_error")
+    if shell and runs_elsewhere(call_args):
+        return ()
     if signature == "make_target_missing":
         target = missing_make_target(error)
-        if target is None or _MAKE_OPTIONS & set(command_words(call_args)) or read is None:
+        if target is None or not make_goals(call_args, evidence.program) or read is None:
             return ()
         makefiles = [_root_path(root, m) for m in sorted(MAKEFILES)]
         here = [m for m in makefiles if _present(observed, m)]
