@@ -349,3 +349,14 @@ def test_a_missing_program_in_a_container_is_not_judged_by_the_local_path(
     assert memory.constraints()[0].params.depends == ()
     memory.record("bash", {"command": "git merge feature"}, ok=True)
     assert allowed(memory, "bash", args)
+
+
+def test_an_edit_whose_text_appears_with_escapes_read_is_lifted(tmp_path: Path) -> None:
+    """A search text written with `\\n` escapes matches the lines it stands for."""
+    (tmp_path / "a.py").write_text("x = 1\n")
+    memory = memory_in(tmp_path)
+    args = {"path": "a.py", "old_string": "def f():\\n    return 1", "new_string": "pass"}
+    memory.record("edit_file", args, error="Error: old_string not found in a.py")
+    assert not allowed(memory, "edit_file", args)
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
+    assert allowed(memory, "edit_file", args)

@@ -296,7 +296,7 @@ def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
         return (EXISTS,)
     if signature == "edit_failed" and search and read is not None:
         text = read(_root_path(root, targets[0]))
-        if text is not None and _squash(search) not in _squash(text):
+        if text is not None and not _contains(text, search):
             return (ABSENT_TEXT,)
     return ()
 
@@ -318,6 +318,17 @@ def kept_tokens(
     else:
         wanted = {_root_path(root, t) for t in targets[:1]}
     return {p: t for p, t in observed.items() if p in wanted}
+
+
+def _contains(text: str, search: str) -> bool:
+    """Return whether ``text`` may hold ``search`` as an edit tool would look for it.
+
+    Loosely: blanks collapsed, and also with the escapes backslash-n and backslash-t read as
+    the characters they stand for (tools differ in both).
+    """
+    squashed = _squash(text)
+    unescaped = search.replace("\\n", "\n").replace("\\t", "\t")
+    return any(_squash(s) in squashed for s in {search, unescaped})
 
 
 def _squash(text: str) -> str:
@@ -348,7 +359,7 @@ def condition_stale(
         text = read(path)
         if text is None:
             return True  # gone or unreadable: it cannot be judged, so it is not kept
-        if kind == ABSENT_TEXT and (not search or _squash(search) in _squash(text)):
+        if kind == ABSENT_TEXT and (not search or _contains(text, search)):
             return True
         if kind == MAKE_TARGET:
             name = os.path.basename(path)
