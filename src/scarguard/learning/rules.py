@@ -178,7 +178,7 @@ def learn(
                 )
             )
     needed = _needed(lesson, policy)
-    varies = _varies(tx, lesson, exact_count, now)
+    varies = _varies(tx, lesson, exact_count, exact_count >= needed, now)
     if varies:
         needed = max(needed, policy.corroboration) * 2
     warn_from = _needed(lesson, policy) if varies else needed
@@ -237,22 +237,28 @@ def _needed(lesson: Lesson, policy: Policy) -> int:
     return policy.corroboration
 
 
-def _varies(tx: Transaction, lesson: Lesson, exact_count: int, now: float) -> bool:
+def _varies(
+    tx: Transaction, lesson: Lesson, exact_count: int, decides: bool, now: float
+) -> bool:
     """Return whether the call's result is seen to vary with nothing observed changing.
 
     Every failure of a kind that is not deterministic also bumps a counter keyed by the
     state tokens of what it depends on, which no success resets; the exact counter is reset
     by a success of the identical call. More failures with these very tokens than failures
     in a row means the call succeeded in between while nothing it depends on changed: its
-    result is not a function of the workspace (a flaky test).
+    result is not a function of the workspace (a flaky test). Unless the answer ``decides``
+    something (the exact rung is reached), the count is queued without waiting for it.
     """
     if lesson.deterministic or _held(lesson.depends):
         return False
     digest = hashlib.blake2b(
         canonical_json(sorted(lesson.observed.items())).encode(), digest_size=8
     ).hexdigest()
-    seen = tx.bump(keys.same_state_counter(lesson.call, lesson.failure.signature, digest), now)
-    return seen > exact_count
+    counter = keys.same_state_counter(lesson.call, lesson.failure.signature, digest)
+    if not decides:
+        tx.bump_many([counter], now)
+        return False
+    return tx.bump(counter, now) > exact_count
 
 
 def _summary(args: Mapping[str, Any]) -> str:
