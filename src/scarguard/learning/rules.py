@@ -144,8 +144,11 @@ def learn(
     """Apply the learning rules to one failure inside ``tx``; return new or escalated rules."""
     failure, call, sig = lesson.failure, lesson.call, lesson.signature
     label = sig.label
-    tx.bump_many(keys.totals(failure.signature, call.tool, failure.blame.value), now)
-    if failure.blame is Blame.HARNESS or not lesson.teaches:
+    teaches = failure.blame is not Blame.HARNESS and lesson.teaches
+    same_state = _same_state_key(lesson) if teaches else None
+    totals = keys.totals(failure.signature, call.tool, failure.blame.value)
+    tx.bump_many([*totals, same_state] if same_state else totals, now)  # one statement
+    if not teaches:
         return []
 
     learned: list[Constraint | None] = []
@@ -178,7 +181,8 @@ def learn(
                 )
             )
     needed = _needed(lesson, policy)
-    varies = _varies(tx, lesson, exact_count, exact_count >= needed, now)
+    # read only when it decides something (the exact rung is reached)
+    varies = same_state is not None and exact_count >= needed and tx.count(same_state) > exact_count
     if varies:
         needed = max(needed, policy.corroboration) * 2
     warn_from = _needed(lesson, policy) if varies else needed
@@ -237,28 +241,22 @@ def _needed(lesson: Lesson, policy: Policy) -> int:
     return policy.corroboration
 
 
-def _varies(
-    tx: Transaction, lesson: Lesson, exact_count: int, decides: bool, now: float
-) -> bool:
-    """Return whether the call's result is seen to vary with nothing observed changing.
+def _same_state_key(lesson: Lesson) -> str | None:
+    """Return the counter of this call's failures in this observed state.
 
-    Every failure of a kind that is not deterministic also bumps a counter keyed by the
-    state tokens of what it depends on, which no success resets; the exact counter is reset
-    by a success of the identical call. More failures with these very tokens than failures
-    in a row means the call succeeded in between while nothing it depends on changed: its
-    result is not a function of the workspace (a flaky test). Unless the answer ``decides``
-    something (the exact rung is reached), the count is queued without waiting for it.
+    ``None`` for a deterministic kind: it is refused at its first repeat whatever happened.
+
+    Every failure of a kind that is not deterministic bumps it, and no success resets it;
+    the exact counter is reset by a success of the identical call. More failures with these
+    very tokens than failures in a row means the call succeeded in between while nothing it
+    depends on changed: its result is not a function of the workspace (a flaky test).
     """
     if lesson.deterministic or _held(lesson.depends):
-        return False
+        return None
     digest = hashlib.blake2b(
         canonical_json(sorted(lesson.observed.items())).encode(), digest_size=8
     ).hexdigest()
-    counter = keys.same_state_counter(lesson.call, lesson.failure.signature, digest)
-    if not decides:
-        tx.bump_many([counter], now)
-        return False
-    return tx.bump(counter, now) > exact_count
+    return keys.same_state_counter(lesson.call, lesson.failure.signature, digest)
 
 
 def _summary(args: Mapping[str, Any]) -> str:
