@@ -169,6 +169,7 @@ def test_framework_example_runs(script: Path, tmp_path: Path) -> None:
     assert all("scarguard refused" in line for line in tool_lines[1:])
 
 
+@pytest.mark.slow  # imports LangChain
 def test_targets_option_and_a_raising_targets_callable(memory: FailureMemory) -> None:
     """targets= names the call's targets; a callable that raises warns and never breaks the call."""
     pytest.importorskip("langchain_core")
