@@ -20,14 +20,13 @@ Their keys, one family per question ``scarguard stats`` answers (``SEP`` between
 
 from __future__ import annotations
 
-import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 import attrs
 
 from scarguard._frozen import freeze_mapping
-from scarguard.learning.keys import SEP, key_part
-from scarguard.model import Constraint, Scope
+from scarguard.learning.keys import SEP, refusal_keys, verdict_keys
+from scarguard.model import Scope
 from scarguard.stores.protocol import Store
 
 __all__ = [
@@ -40,34 +39,6 @@ __all__ = [
 
 VERDICTS = ("right", "wrong", "other")
 """The real outcomes of a call shadow mode would have refused."""
-
-
-def _day(now: float) -> str:
-    return time.strftime("%Y-%m-%d", time.gmtime(now))
-
-
-def _per_constraint(tool: str, constraint: Constraint) -> str:
-    return f"{key_part(tool)}{SEP}{constraint.kind.value}{SEP}{constraint.id}"
-
-
-def refusal_keys(
-    tool: str, blocking: Sequence[Constraint], now: float, *, enforced: bool
-) -> list[str]:
-    """Return the counters one refused (``enforced``) or would-be-refused call bumps."""
-    family = "gr" if enforced else "gw"
-    return [
-        f"{family}:{key_part(tool)}",
-        f"{family}d:{_day(now)}",
-        *(f"{family}k:{_per_constraint(tool, c)}" for c in blocking),
-    ]
-
-
-def verdict_keys(tool: str, verdict: str, constraints: Sequence[Constraint]) -> list[str]:
-    """Return the counters the real outcome of a would-be-refused call bumps."""
-    return [
-        f"gv:{verdict}{SEP}{key_part(tool)}",
-        *(f"gvk:{verdict}{SEP}{_per_constraint(tool, c)}" for c in constraints),
-    ]
 
 
 @attrs.frozen

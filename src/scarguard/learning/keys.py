@@ -13,14 +13,18 @@ so concurrent writers corroborate each other. Their keys are built here and nowh
 - ``r:<signature>``, ``r:step``: the radius curve; ``d:``, ``p:``: the ML adapter's bans;
 - ``ok:<tool>``: successes; ``n:constraints``: how many constraints are stored;
 - ``gr:``, ``grk:``, ``grd:``, ``gw:``, ``gwk:``, ``gwd:``, ``gv:``, ``gvk:``: refusals and
-  shadow-mode verdicts, built by :mod:`scarguard.refusals` (no rule reads or resets them).
+  shadow-mode verdicts (``refusal_keys``, ``verdict_keys``; read by
+  :mod:`scarguard.refusals`, no rule reads or resets them).
 
 Names from the agent are escaped with :func:`key_part`, so no two names share a key.
 """
 
 from __future__ import annotations
 
-from scarguard.model import Call
+import time
+from collections.abc import Sequence
+
+from scarguard.model import Call, Constraint
 
 __all__ = [
     "CONSTRAINT_COUNT",
@@ -40,12 +44,14 @@ __all__ = [
     "parameter_counter",
     "parameter_key",
     "radius_counter",
+    "refusal_keys",
     "same_state_counter",
     "signature_tools_prefix",
     "strategy_key",
     "tool_target_counter",
     "tool_target_key",
     "totals",
+    "verdict_keys",
 ]
 
 SEP = "\x1f"
@@ -161,3 +167,31 @@ def parameter_counter(tool: str, name: str, value: str, signature: str) -> str:
 def parameter_key(tool: str, name: str, value: str) -> str:
     """Return the key of the ban of the canonical ``value`` of parameter ``name``."""
     return f"parameter:{key_part(tool)}{SEP}{key_part(name)}={value}"
+
+
+def _day(now: float) -> str:
+    return time.strftime("%Y-%m-%d", time.gmtime(now))
+
+
+def _per_constraint(tool: str, constraint: Constraint) -> str:
+    return f"{key_part(tool)}{SEP}{constraint.kind.value}{SEP}{constraint.id}"
+
+
+def refusal_keys(
+    tool: str, blocking: Sequence[Constraint], now: float, *, enforced: bool
+) -> list[str]:
+    """Return the counters one refused (``enforced``) or would-be-refused call bumps."""
+    family = "gr" if enforced else "gw"
+    return [
+        f"{family}:{key_part(tool)}",
+        f"{family}d:{_day(now)}",
+        *(f"{family}k:{_per_constraint(tool, c)}" for c in blocking),
+    ]
+
+
+def verdict_keys(tool: str, verdict: str, constraints: Sequence[Constraint]) -> list[str]:
+    """Return the counters the real outcome of a would-be-refused call bumps."""
+    return [
+        f"gv:{verdict}{SEP}{key_part(tool)}",
+        *(f"gvk:{verdict}{SEP}{_per_constraint(tool, c)}" for c in constraints),
+    ]
