@@ -14,9 +14,13 @@ world moves on. Here it does, on real files:
 
 The forgetful agent is the static world's (it sees its last ``W`` executed outcomes and
 replays a forgotten failure with probability 0.30); the calls it draws from are this world's.
-The oracle floor is a learner that knows the world: it refuses exactly the calls it has
-evidence against (an identical repeat of a failed call, a call on a path seen missing) that
-would fail now. Its wasted calls are the least any learner from the same evidence can waste.
+The oracle floor is a learner that knows the world: it refuses exactly the repeats and
+missing-path calls that would fail now, that is the calls it has evidence against that would
+fail now. Its evidence is an identical repeat of a failed call (until that call succeeds) and
+a read or edit of a path it saw missing, for as long as the path is missing now: once the
+path exists, whatever made it (a create, a generator, a merge), a call on it that fails fails
+for another reason, and only a failure of that very call is evidence against it. Its wasted
+calls are the least any learner from the same evidence can waste.
 """
 
 from __future__ import annotations
@@ -213,22 +217,28 @@ def _draw(rng: Callable[[], float]) -> tuple[str, Args]:
 
 
 class Oracle:
-    """The floor: refuses exactly the calls it has evidence against that would fail now."""
+    """The floor: refuses exactly the calls it has evidence against that would fail now.
 
-    def __init__(self) -> None:
+    ``root`` is the world's folder: a path seen missing is evidence only while it is missing
+    there now (without a root, a path seen missing stays missing).
+    """
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
         self.failed: set[Key] = set()
         self.missing: set[str] = set()
+
+    def _missing_now(self, path: str) -> bool:
+        return path in self.missing and (self.root is None or not (self.root / path).exists())
 
     def evidence(self, tool: str, args: Args) -> bool:
         path = args.get("path")
         needs = tool in ("read_file", "edit_file") and isinstance(path, str)
-        return _key(tool, args) in self.failed or (needs and path in self.missing)
+        return _key(tool, args) in self.failed or (needs and self._missing_now(path))
 
     def learn(self, tool: str, args: Args, error: str | None) -> None:
         if error is None:
             self.failed.discard(_key(tool, args))
-            if tool == "create_file":
-                self.missing.discard(args["path"])
             return
         self.failed.add(_key(tool, args))
         if "No such file or directory" in error and isinstance(args.get("path"), str):
@@ -261,14 +271,13 @@ class _Waste:
     cause is what the memory did with that evidence: a rule it held had gone stale (the paths
     that changed, and the last success before the call), a success had lifted the rule, or the
     failures so far were fewer than the rule needs. "No failure of this call yet" is the
-    oracle's missing-path evidence: it keeps a path it saw missing until a create of it, so it
-    also refuses an edit of a path a generator created since when that edit fails for another
-    reason (the floor is lower than what the evidence proves there).
+    oracle's missing-path evidence (the path is still missing) against a call the memory has
+    no rule for.
     """
 
-    def __init__(self, memory: FailureMemory) -> None:
+    def __init__(self, memory: FailureMemory, root: Path) -> None:
         self.memory = memory
-        self.shadow = Oracle()
+        self.shadow = Oracle(root)
         self.causes: dict[str, int] = {}
         self.lifted_by: dict[str, str] = {}
         self.last_success = "nothing"
@@ -319,8 +328,8 @@ def run_session(
         rng = mulberry32(seed)
         clock = FakeClock()
         memory = _memory(policy, clock, tmp) if arm == "scarguard" else None
-        oracle = Oracle() if arm == "oracle" else None
-        waste = _Waste(memory) if memory is not None else None
+        oracle = Oracle(tmp) if arm == "oracle" else None
+        waste = _Waste(memory, tmp) if memory is not None else None
         seen: list[tuple[str, Args, bool]] = []
         n = dict.fromkeys(_METRICS, 0)
         refused_ok: dict[str, int] = {}

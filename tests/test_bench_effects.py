@@ -90,6 +90,25 @@ def test_the_oracle_needs_evidence_before_it_refuses() -> None:
     assert not oracle.evidence("read_file", {"path": "app.py"})
 
 
+def test_missing_path_evidence_ends_when_the_path_appears_by_any_means(
+    world: World, tmp_path: Path
+) -> None:
+    """A path a generator wrote is no evidence against an edit of it that fails otherwise."""
+    oracle = Oracle(tmp_path)
+    edit = {"path": "docs/NOTES.md", "old": "(empty)", "new": "todo"}
+    error, _ = world.execute("read_file", {"path": "docs/NOTES.md"})
+    oracle.learn("read_file", {"path": "docs/NOTES.md"}, error)
+    assert oracle.evidence("edit_file", edit)  # still missing now
+    assert world.execute("run", {"command": "python gen_notes.py"})[0] is None
+    assert not oracle.evidence("edit_file", edit)
+    assert world.execute("edit_file", edit)[0] is None
+    error, _ = world.execute("edit_file", edit)  # its text is gone: it fails for another reason
+    assert error == "Error: old_string not found in docs/NOTES.md"
+    assert not oracle.evidence("edit_file", edit)
+    oracle.learn("edit_file", edit, error)
+    assert oracle.evidence("edit_file", edit)  # a failure of this very call is evidence
+
+
 def test_sessions_are_deterministic_per_seed() -> None:
     """The same seed gives the same session, on a fresh folder each time."""
     assert run_session(3, 20, 40, "scarguard", None) == run_session(3, 20, 40, "scarguard", None)
