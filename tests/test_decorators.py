@@ -1,4 +1,4 @@
-"""Tests for @guarded_tool: binding shapes, refusal, recording, pickling, retries, fail-open."""
+"""Tests for @guarded_tool: binding shapes, refusal, recording, pickling, fail-open."""
 
 from __future__ import annotations
 
@@ -19,19 +19,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import tenacity
 
 import scarguard.memory as memory_module
 from helpers import guarded_tools
+from helpers.engine import run
 from scarguard.errors import ConfigurationError, ScarguardWarning, StoreError, ToolBlocked
 from scarguard.guard.decorator import (
     MEMORY_UNAVAILABLE,
     GuardedTool,
-    Retry,
     failure_when,
     guarded_tool,
 )
-from scarguard.guard.retrying import as_retry
 from scarguard.memory import FailureMemory, set_default_memory
 from scarguard.stores import MemoryStore
 from scarguard.testing import FakeClock
@@ -56,17 +54,6 @@ def clock() -> Clock:
 @pytest.fixture
 def memory(clock: Clock) -> FailureMemory:
     return FailureMemory(":memory:", clock=clock)
-
-
-def run(value: Any) -> Any:
-    """Await ``value`` if it is awaitable (async tools), else return it."""
-    if inspect.isawaitable(value):
-
-        async def wait() -> Any:
-            return await value
-
-        return asyncio.run(wait())
-    return value
 
 
 def _impl(runs: list[str], target: str) -> str:
@@ -228,44 +215,6 @@ def test_on_block_return_gives_message_without_running(
     assert message == memory.check("build", {"target": "bad", "jobs": 1}).message
 
 
-def test_completed_process_with_failure_when(memory: FailureMemory, clock: Clock) -> None:
-    """A returned CompletedProcess with returncode 2 counts as a failure and is refused later."""
-    runs: list[str] = []
-
-    @guarded_tool(memory, failure_when=failure_when.nonzero_returncode)
-    def build(target: str) -> subprocess.CompletedProcess[str]:
-        runs.append(target)
-        return subprocess.CompletedProcess(["make", target], 2, "", "error: no rule")
-
-    first = build("all")
-    clock.advance(10)
-    build(target="all")
-    clock.advance(10)
-    with pytest.raises(ToolBlocked):
-        build("all")
-    assert first.returncode == 2  # the result itself still reached the caller
-    assert len(runs) == 2
-    assert memory.recent_failures()[0].signature == "command_failed"
-
-
-@pytest.mark.parametrize(
-    ("predicate", "result", "failed"),
-    [
-        (failure_when.error_key, {"error": "boom"}, True),
-        (failure_when.error_key, {"error": None, "data": 1}, False),
-        (failure_when.error_prefix, "Error: file missing", True),
-        (failure_when.error_prefix, "error: x", True),
-        (failure_when.error_prefix, "Errors fixed: 0", False),
-        (failure_when.nonzero_returncode, {"returncode": 1}, True),
-        (failure_when.nonzero_returncode, {"returncode": 0}, False),
-        (failure_when.any_of(failure_when.error_key, failure_when.error_prefix), "ERROR x", True),
-    ],
-)
-def test_failure_when_helpers(predicate: Any, result: Any, failed: bool) -> None:
-    """The shipped predicates flag the failure shapes they name and nothing else."""
-    assert predicate(result) is failed
-
-
 # -- the tool's own exception -----------------------------------------------------------
 
 
@@ -364,94 +313,6 @@ def test_bare_decorator_resolves_default_memory_lazily(memory: FailureMemory) ->
         set_default_memory(None)
 
 
-# -- retries ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
-def test_retry_harness_faults_then_success(is_async: bool, memory: FailureMemory) -> None:
-    """Two harness faults then success: the caller sees the success, nothing is learned."""
-    sleeps: list[float] = []
-    errors = [
-        ConnectionError("429 Too Many Requests; Retry-After: 7"),
-        TimeoutError("Read timed out"),
-    ]
-
-    def fetch(url: str) -> str:
-        if errors:
-            raise errors.pop(0)
-        return f"got {url}"
-
-    async def fetch_async(url: str) -> str:
-        return fetch(url)
-
-    retry = Retry(
-        stop=tenacity.stop_after_attempt(3), wait=tenacity.wait_fixed(0.5), sleep=sleeps.append
-    )
-    guarded = guarded_tool(memory, retry=retry)(fetch_async if is_async else fetch)
-    assert run(guarded("u")) == "got u"
-    assert memory.constraints() == []
-    assert sleeps[0] >= 7  # the Retry-After hint beats the 0.5 s wait
-    assert len(sleeps) == 2
-    stats = guarded.stats
-    assert (stats.harness_failures, stats.retries, stats.succeeded) == (2, 2, 1)
-    # both faults are stored; the retry inside the one guarded call counts with its first try
-    assert len(memory.recent_failures()) == 2
-    assert memory.stats().failures == 1
-
-
-def test_retry_never_retries_agent_mistakes(memory: FailureMemory) -> None:
-    """An agent failure is not retried even with retry configured, and no tenacity runs."""
-    runs: list[str] = []
-
-    @guarded_tool(memory, retry=3)
-    def read(path: str) -> str:
-        runs.append(path)
-        raise FileNotFoundError(2, "No such file or directory", path)
-
-    with pytest.raises(FileNotFoundError):
-        read("a.py")
-    assert runs == ["a.py"]
-    assert read.stats.retries == 0
-
-
-def test_retry_gives_up_when_retry_after_too_long(memory: FailureMemory) -> None:
-    """A Retry-After beyond max_retry_after is not waited for: the error goes to the caller."""
-    sleeps: list[float] = []
-
-    @guarded_tool(memory, retry=Retry(sleep=sleeps.append, max_retry_after=5))
-    def fetch(url: str) -> str:
-        raise ConnectionError("429 Too Many Requests; Retry-After: 3600")
-
-    with pytest.raises(ConnectionError):
-        fetch("u")
-    assert sleeps == []
-
-
-def test_retry_exhausted_reraises_last_fault(memory: FailureMemory) -> None:
-    """When attempts run out, the last harness fault reaches the caller."""
-    sleeps: list[float] = []
-    last = TimeoutError("Read timed out")
-    retry = Retry(stop=tenacity.stop_after_attempt(2), sleep=sleeps.append)
-
-    @guarded_tool(memory, retry=retry)
-    def fetch(url: str) -> str:
-        raise last
-
-    with pytest.raises(TimeoutError) as info:
-        fetch("u")
-    assert info.value is last
-    assert len(sleeps) == 1
-    assert fetch.stats.harness_failures == 2
-
-
-@pytest.mark.parametrize("value", [3, tenacity.stop_after_attempt(3)])
-def test_retry_shorthands(value: Any) -> None:
-    """retry= also takes a number of attempts or a tenacity stop strategy."""
-    retry = as_retry(value)
-    assert isinstance(retry, Retry)
-    assert retry.stop(tenacity.RetryCallState(None, None, (), {})) is False
-
-
 # -- bookkeeping never breaks the tool ---------------------------------------------------
 
 
@@ -547,28 +408,6 @@ def test_store_failure_while_recording_a_failure_keeps_tool_error(clock: Clock) 
 
 
 # -- options, context, switches ----------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "options",
-    [
-        {"on_block": "ignore"},
-        {"retry": "three"},
-        {"retry": 0},
-        {"targets": ["nope"]},
-        {"failure_when": 3},
-        {"name": ""},
-        {"ignore_args": "ctx"},
-    ],
-)
-def test_bad_options_raise_at_decoration(memory: FailureMemory, options: dict[str, Any]) -> None:
-    """Invalid options raise ConfigurationError when decorating, not when calling."""
-
-    def tool(path: str) -> str:
-        return path
-
-    with pytest.raises(ConfigurationError):
-        guarded_tool(memory, **options)(tool)
 
 
 def test_context_params_and_ignore_args_left_out(memory: FailureMemory) -> None:
@@ -853,12 +692,6 @@ def test_warnings_append_adds_a_one_line_note_to_string_results(
     assert plain_edit("app.py", "delta", "x") == "edited"
     assert edit_file.last_decision is not None and edit_file.last_decision.warnings
     assert edit_file("other.py", "gamma", "x") == "edited"  # no warning, no note
-
-
-def test_warnings_option_is_validated(memory: FailureMemory) -> None:
-    """warnings= takes None or "append"; anything else is a ConfigurationError."""
-    with pytest.raises(ConfigurationError, match="warnings"):
-        guarded_tool(memory, warnings="prepend")
 
 
 def test_return_value_reaches_record_as_result(

@@ -1,6 +1,7 @@
 """Helpers shared by the tests: one package, imported as ``helpers.<module>``.
 
 - ``factories``: record factories (failures, constraints) for the store tests;
+- ``engine``: recording failures through a memory, one model turn of a fake clock apart;
 - ``writer``: the writer script the multi-process store tests run in subprocesses;
 - ``postgres``: the PostgreSQL test database (a schema per test, skipping or failing when
   the server is missing);

@@ -1,0 +1,107 @@
+"""Failure checks: predicates that tell a failed result, and how a failed result is described."""
+
+from __future__ import annotations
+
+import subprocess
+from typing import Any
+
+import pytest
+
+from scarguard.errors import ToolBlocked
+from scarguard.guard.decorator import failure_when, guarded_tool
+from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
+from scarguard.memory import FailureMemory
+from scarguard.testing import FakeClock
+
+Clock = FakeClock
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def memory(clock: Clock) -> FailureMemory:
+    return FailureMemory(":memory:", clock=clock)
+
+
+def test_completed_process_with_failure_when(memory: FailureMemory, clock: Clock) -> None:
+    """A returned CompletedProcess with returncode 2 counts as a failure and is refused later."""
+    runs: list[str] = []
+
+    @guarded_tool(memory, failure_when=failure_when.nonzero_returncode)
+    def build(target: str) -> subprocess.CompletedProcess[str]:
+        runs.append(target)
+        return subprocess.CompletedProcess(["make", target], 2, "", "error: no rule")
+
+    first = build("all")
+    clock.advance(10)
+    build(target="all")
+    clock.advance(10)
+    with pytest.raises(ToolBlocked):
+        build("all")
+    assert first.returncode == 2  # the result itself still reached the caller
+    assert len(runs) == 2
+    assert memory.recent_failures()[0].signature == "command_failed"
+
+
+@pytest.mark.parametrize(
+    ("predicate", "result", "failed"),
+    [
+        (failure_when.error_key, {"error": "boom"}, True),
+        (failure_when.error_key, {"error": None, "data": 1}, False),
+        (failure_when.error_prefix, "Error: file missing", True),
+        (failure_when.error_prefix, "error: x", True),
+        (failure_when.error_prefix, "Errors fixed: 0", False),
+        (failure_when.nonzero_returncode, {"returncode": 1}, True),
+        (failure_when.nonzero_returncode, {"returncode": 0}, False),
+        (failure_when.any_of(failure_when.error_key, failure_when.error_prefix), "ERROR x", True),
+    ],
+)
+def test_failure_when_helpers(predicate: Any, result: Any, failed: bool) -> None:
+    """The shipped predicates flag the failure shapes they name and nothing else."""
+    assert predicate(result) is failed
+
+
+# -- describing a failed result ---------------------------------------------------------------
+
+
+def test_a_process_result_reads_like_the_raised_error() -> None:
+    """A failed process result classifies as CalledProcessError does, its stderr after."""
+    result = subprocess.CompletedProcess(["make", "all"], 2, "", b"make: *** no rule")
+    text = describe_failure(result)
+    assert text == "Command ['make', 'all'] returned non-zero exit status 2.\nmake: *** no rule"
+    memory = FailureMemory(":memory:", clock=FakeClock())
+    raised = subprocess.CalledProcessError(2, ["make", "all"])
+    assert memory.classify(text).signature == memory.classify(raised).signature
+
+
+def test_a_mapping_gives_its_error_and_anything_else_its_text() -> None:
+    """A mapping's ``error`` entry is its description; other results their ``str()``."""
+    assert describe_failure({"error": "quota exceeded", "data": 1}) == "quota exceeded"
+    assert describe_failure({"returncode": 3, "args": "x"}).endswith("non-zero exit status 3.")
+    assert describe_failure("Error: nope") == "Error: nope"
+
+
+def test_descriptions_are_bounded() -> None:
+    """However long the result, its description is at most MAX_RESULT_TEXT characters."""
+    assert len(describe_failure("x" * (MAX_RESULT_TEXT * 3))) == MAX_RESULT_TEXT
+    long_stderr = subprocess.CompletedProcess("cmd", 1, "", "e" * (MAX_RESULT_TEXT * 3))
+    assert len(describe_failure(long_stderr)) == MAX_RESULT_TEXT
+
+
+def test_a_result_that_cannot_describe_itself_is_named_by_its_type() -> None:
+    """A result whose ``str()`` raises is described by its type, without raising."""
+
+    class Mute:
+        def __str__(self) -> str:
+            raise RuntimeError("no")
+
+    assert describe_failure(Mute()) == "<Mute result>"
+
+
+def test_failure_when_is_a_namespace() -> None:
+    """failure_when cannot be instantiated: its predicates are used as they are."""
+    with pytest.raises(TypeError, match="namespace"):
+        failure_when()

@@ -1,0 +1,113 @@
+"""What a success disproves: evidence lifts constraints (rule 4 of DESIGN.md)."""
+
+from __future__ import annotations
+
+import pytest
+
+from helpers.engine import EDIT, fail
+from scarguard import ConstraintKind, FailureMemory
+from scarguard.testing import FakeClock, memory_for_tests
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def memory(clock: FakeClock) -> FailureMemory:
+    return memory_for_tests(clock=clock)
+
+
+def test_creating_a_missing_file_lifts_the_target_fact(memory: FailureMemory) -> None:
+    """A successful create on a missing path lifts the refusal to read it."""
+    fail(memory, "read_file", {"path": "new.py"}, "No such file or directory: 'new.py'")
+    assert not memory.check("read_file", {"path": "new.py"}).allowed
+    result = memory.record("create_file", {"path": "new.py", "content": "x = 1"}, ok=True)
+    assert [c.kind for c in result.lifted] == [ConstraintKind.MISSING_TARGET]
+    assert memory.check("read_file", {"path": "new.py"}).allowed
+
+
+def test_success_in_between_resets_the_exact_count(memory: FailureMemory) -> None:
+    """Fail, succeed, fail: a flaky command is not refused."""
+    args = {"command": "pytest -x"}
+    fail(memory, "bash", args, "exit code 1")
+    memory.record("bash", args, ok=True)
+    fail(memory, "bash", args, "exit code 1")
+    assert memory.check("bash", args).allowed
+
+
+def test_rerunning_tests_after_an_edit_is_allowed(memory: FailureMemory) -> None:
+    """Tests refused after two failures run again once an edit succeeded (rule 5)."""
+    args = {"command": "pytest -x"}
+    fail(memory, "bash", args, "exit code 1")
+    fail(memory, "bash", args, "exit code 1")
+    assert not memory.check("bash", args).allowed
+    memory.record("edit_file", EDIT, ok=True)
+    assert memory.check("bash", args).allowed
+
+
+def test_failing_again_after_a_change_refuses_at_once(memory: FailureMemory) -> None:
+    """The one run a change buys that fails the same way is refused again without a second try."""
+    args = {"command": "pytest -x"}
+    fail(memory, "bash", args, "exit code 1")
+    fail(memory, "bash", args, "exit code 1")
+    memory.record("edit_file", EDIT, ok=True)
+    fail(memory, "bash", args, "exit code 1")
+    assert not memory.check("bash", args).allowed
+    memory.record("edit_file", {**EDIT, "new_string": "def go("}, ok=True)
+    assert memory.check("bash", args).allowed
+
+
+def test_deterministic_shell_failure_goes_stale_only_when_its_file_changes(
+    memory: FailureMemory,
+) -> None:
+    """A syntax error in a script stays refused after unrelated edits, not after fixing it."""
+    args = {"command": "node scripts/build.js --prod"}
+    fail(memory, "bash", args, "SyntaxError: Unexpected token }")
+    assert not memory.check("bash", args).allowed
+    memory.record("edit_file", {"path": "README.md", "old_string": "a", "new_string": "b"}, ok=True)
+    assert not memory.check("bash", args).allowed
+    memory.record(
+        "edit_file", {"path": "scripts/build.js", "old_string": "}", "new_string": ""}, ok=True
+    )
+    assert memory.check("bash", args).allowed
+
+
+def test_changing_a_manifest_makes_every_shell_failure_stale(memory: FailureMemory) -> None:
+    """Editing the Makefile lifts a refused make command it does not name."""
+    args = {"command": "make build"}
+    fail(memory, "bash", args, "make: *** No rule to make target 'build'.  Stop.")
+    fail(memory, "bash", args, "make: *** No rule to make target 'build'.  Stop.")
+    assert not memory.check("bash", args).allowed
+    memory.record(
+        "edit_file", {"path": "Makefile", "old_string": "all:", "new_string": "build:"}, ok=True
+    )
+    assert memory.check("bash", args).allowed
+
+
+def test_killing_the_old_server_makes_the_port_failure_stale(memory: FailureMemory) -> None:
+    """After a successful kill, the start that failed with port-in-use may run again."""
+    start = {"command": "npm run start:dev"}
+    for _ in range(2):
+        fail(memory, "bash", start, "Error: listen EADDRINUSE: address already in use :::3000")
+    assert not memory.check("bash", start).allowed
+    memory.record("bash", {"command": "kill $(lsof -t -i:3000)"}, ok=True)
+    assert memory.check("bash", start).allowed
+
+
+def test_a_shell_command_creating_a_path_lifts_its_missing_fact(memory: FailureMemory) -> None:
+    """touch on a path known to be missing lifts the refusal to read it."""
+    fail(memory, "read_file", {"path": "notes/todo.md"}, "ENOENT: no such file or directory")
+    assert not memory.check("read_file", {"path": "notes/todo.md"}).allowed
+    memory.record("bash", {"command": "mkdir -p notes && touch notes/todo.md"}, ok=True)
+    assert memory.check("read_file", {"path": "notes/todo.md"}).allowed
+
+
+def test_reading_commands_lift_nothing(memory: FailureMemory) -> None:
+    """A successful ls or test run does not make other commands' failures stale."""
+    args = {"command": "node scripts/build.js"}
+    fail(memory, "bash", args, "exit code 1")
+    fail(memory, "bash", args, "exit code 1")
+    memory.record("bash", {"command": "ls -la scripts"}, ok=True)
+    assert not memory.check("bash", args).allowed
