@@ -27,7 +27,7 @@ from typing import Any
 from _common import machine, write_result
 
 from scarguard import FailureMemory
-from scarguard import memory as engine
+from scarguard.guard import _checking as engine
 
 MISSING = "FileNotFoundError: [Errno 2] No such file or directory: 'gone.txt'"
 

@@ -1,0 +1,291 @@
+"""The success side of :class:`~scarguard.FailureMemory`: counting what went well.
+
+A success is counted in memory (the session's progress, loop detection, ``ok:<tool>``)
+and written with the next batch; one that may disprove a constraint lifts it in a write
+transaction of its own. A call the fast path allowed is counted without being described.
+A mixin of ``FailureMemory``; its public ``record`` and ``flush`` build on it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from scarguard.adapters._shell import reports_no_change
+from scarguard.adapters.protocol import Adapter
+from scarguard.adapters.tool_call import Screen
+from scarguard.guard._checking import UNLOADED
+from scarguard.learning.convergence import Event, SessionTracker
+from scarguard.learning.index import ConstraintIndex, RecordingTransaction
+from scarguard.learning.keys import class_prefixes
+from scarguard.learning.lifting import lift_on_success, liftable, reset_keys_for_success
+from scarguard.learning.progress import (
+    NO_RESULT,
+    ProgressTracker,
+    changes_results,
+    may_change,
+    result_digest,
+)
+from scarguard.model import Call, Constraint, RecordResult, Scope
+from scarguard.policy import Policy
+from scarguard.stores.protocol import Store, Transaction
+from scarguard.telemetry import outcome_signals
+
+__all__ = ["SuccessMixin"]
+
+
+class SuccessMixin:
+    """Count successes and write them in batches (the state is ``FailureMemory``'s)."""
+
+    store: Store
+    policy: Policy
+    scope: Scope
+    clock: Callable[[], float]
+    _batch: int
+    _lock: threading.RLock
+    _view: threading.RLock
+    _index: ConstraintIndex
+    _generation: Hashable
+    _tracker: SessionTracker
+    _progress: ProgressTracker
+    _screened: tuple[str, Mapping[str, Any], Screen] | None
+    _last_ok: dict[str, Call]
+    _pending: list[Call | tuple[str, str | None]]
+    _pending_counts: Counter[str]
+    _pending_refusals: int
+    _shadow: dict[str, tuple[Constraint, ...]]
+
+    if TYPE_CHECKING:  # provided by FailureMemory and its other mixins
+
+        def adapter_for(self, tool: str) -> Adapter:
+            """Return the adapter that describes ``tool``'s calls."""
+
+        def flush(self) -> None:
+            """Write the successes and refusals counted in memory."""
+
+        def _current_index(self, now: float) -> ConstraintIndex:
+            """Return the cached index, reloaded first if the store changed."""
+
+        def _screen(self, tool: str) -> Callable[..., Screen] | None:
+            """Return how to screen ``tool``'s calls for the fast path."""
+
+        @contextmanager
+        def _write(self) -> Iterator[RecordingTransaction]:
+            """Open a write transaction that keeps the cached index in step."""
+
+    def _record_success(
+        self, call: Call, score: float | None, result: Any = NO_RESULT, *, nowait: bool = False
+    ) -> RecordResult | None:
+        """Count a success; lift what it disproves; flush a full batch.
+
+        With ``nowait`` nothing touches the store: ``None`` is returned instead when the
+        success needs a round trip (a lift, a full batch, an index never loaded).
+        """
+        adapter = self.adapter_for(call.tool)
+        if self._generation is UNLOADED:
+            if nowait:
+                return None
+            self._current_index(self.clock())
+        # check() revalidated the index just before this call ran; asking the store again
+        # would double the cost of every success for a lift that can wait one call.
+        index = self._index
+        # "Already up to date.": this run changed nothing (only asked when something may lift)
+        quiet = bool(index) and reports_no_change(result)
+        lift = bool(index) and bool(
+            liftable(index, call, adapter, self.policy, changed_nothing=quiet)
+        )
+        full = (
+            len(self._pending) + self._pending_refusals + 1
+            >= self._batch
+        )
+        if nowait and (lift or full):
+            return None
+        changing = may_change(call, adapter.mutating(call))
+        digest = None if changing or result is NO_RESULT else result_digest(result)
+        with self._view:
+            self._tracker.note(Event.OK, call.action_class, score)
+            if call.params:
+                self._last_ok[call.tool] = call
+            self._note_progress(call, changing, digest, self.clock())
+            if not lift:
+                self._pending.append(call)
+        lifted: tuple[Constraint, ...] = ()
+        if lift:
+            with self._lock:
+                now = self.clock()
+                with self._view:
+                    pending, self._pending = [*self._pending, call], []
+                with self._keeping(pending) as counts, self._write() as tx:
+                    self._apply_successes(tx, pending, counts, now)
+                    lifted = tuple(
+                        lift_on_success(
+                            tx, call, index, adapter, self.policy, now, changed_nothing=quiet
+                        )
+                    )
+                    keys = [c.key for c in lifted]
+                    tx.receipt("lift", {"by": call.fingerprint, "lifted": keys}, now)
+        elif full:
+            self.flush()
+        outcome_signals(call.tool, None, None, (), lifted, self.scope)
+        return RecordResult(None, (), lifted, self._tracker.convergence)
+
+    def _record_success_nowait(
+        self,
+        call: Call | str,
+        duration_ms: float | None = None,
+        result: Any = NO_RESULT,
+        args: Mapping[str, Any] | None = None,
+        targets: Sequence[str] | None = None,
+    ) -> RecordResult | None:
+        """Count a success in memory if that needs no store round trip; else return ``None``.
+
+        What an event loop calls after a guarded call succeeded: the common success is a
+        counter bumped in memory (flushed later, in a batch, off the loop). When the success
+        needs the store (it lifts a constraint, or fills the batch), ``None`` says to
+        :meth:`record` it off the loop instead.
+        """
+        if self._shadow:
+            return None
+        if not isinstance(call, Call):
+            return self._quick_success(call, args, targets, result, None, nowait=True)
+        return self._record_success(call, None, result, nowait=True)
+
+    def _quick_success(
+        self,
+        tool: str,
+        args: Mapping[str, Any] | None,
+        targets: Sequence[str] | None,
+        result: Any,
+        score: float | None,
+        *,
+        nowait: bool = False,
+    ) -> RecordResult | None:
+        """Count a success without describing the call, when nothing can need it described.
+
+        The call's tool never failed and nothing indexed applies to it (the test of
+        :meth:`_quick_check`), and its success lifts nothing (it does not change the world,
+        or no constraint is indexed). It is counted in memory: the session's progress, its
+        result for loop detection (by digest, fingerprinted only if a result of the tool
+        repeats: :meth:`ProgressTracker.returned_raw`), and ``ok:<tool>`` with its action
+        class's strategy counters reset at the next batched write. A tool that never failed
+        has no failure record of its own to reset. ``None`` says to take the full path.
+        """
+        if self._shadow or self._generation is UNLOADED or not isinstance(tool, str):
+            return None
+        if args is None:
+            args = {}
+        elif type(args) is not dict and not isinstance(args, Mapping):
+            return None
+        last = self._screened
+        if last is not None and last[1] is args and last[0] == tool:
+            shape = last[2]  # screened by the check just before (the same arguments object)
+        else:
+            screen = self._screen(tool)
+            if screen is None:
+                return None
+            shape = screen(tool, args)
+        index = self._index
+        if not index.quiet(tool, shape.action_class, shape.may_target or bool(targets)):
+            return None
+        if shape.mutating and index:
+            return None  # it may lift other calls' bans: the full path looks
+        full = len(self._pending) + self._pending_refusals + 1
+        if nowait and full >= self._batch:
+            return None
+        changing = changes_results(shape.action_class, args, shape.mutating)
+        digest = None if changing or result is NO_RESULT else result_digest(result)
+        now = self.clock()
+        progress = self._progress
+        with self._view:
+            if changing:
+                progress.changed()
+            elif not progress.returned_raw(tool, args, digest, now):
+                return None  # one of its results repeats, or a run may end: fingerprint it
+            self._tracker.note(Event.OK, shape.action_class, score)
+            self._pending.append((tool, shape.action_class))
+        if full >= self._batch:
+            self.flush()
+        outcome_signals(tool, None, None, (), (), self.scope)
+        return RecordResult(None, (), (), self._tracker.convergence)
+
+    def _note_progress(
+        self, call: Call, changing: bool, digest: Hashable | None, now: float
+    ) -> None:
+        """Count a success towards a no-progress loop, or forget the loops it may end."""
+        progress = self._progress
+        if changing:
+            progress.changed()
+        elif digest is not None:
+            count = progress.returned(call.fingerprint, digest, now, tool=call.tool)
+            if count >= self.policy.loop_warn:
+                since = progress.since(call.fingerprint)
+                self._tracker.loop_reason = progress.reason(count, now if since is None else since)
+        else:
+            progress.forget(call.fingerprint, tool=call.tool)
+
+    @contextmanager
+    def _keeping(self, pending: list[Call | tuple[str, str | None]]) -> Iterator[Counter[str]]:
+        """Take the pending counts; put them and ``pending`` back if the write fails."""
+        with self._view:
+            counts, self._pending_counts = self._pending_counts, Counter()
+            refusals, self._pending_refusals = self._pending_refusals, 0
+        try:
+            yield counts
+        except BaseException:
+            with self._view:
+                self._pending[:0] = pending
+                self._pending_counts.update(counts)
+                self._pending_refusals += refusals
+            raise
+
+    def _apply_successes(
+        self,
+        tx: Transaction,
+        pending: Sequence[Call | tuple[str, str | None]],
+        counts: Counter[str],
+        now: float,
+    ) -> None:
+        """Write the batched counts: successes, refusals, and the counters successes reset.
+
+        A described success resets its own failure record and its action class's strategy
+        counters; a fast-path one (a tool that never failed) only the latter. The counters
+        go in one ``bump_many`` per distinct amount, the resets in one ``reset_many``.
+        """
+        per_tool: Counter[str] = Counter()
+        prefixes: dict[str, None] = {}
+        for done in pending:
+            if isinstance(done, Call):
+                per_tool[done.tool] += 1
+                mutating = self.adapter_for(done.tool).mutating(done)
+                prefixes.update(dict.fromkeys(reset_keys_for_success(done, self.policy, mutating)))
+            else:
+                tool, action_class = done
+                per_tool[tool] += 1
+                if action_class:
+                    prefixes.update(dict.fromkeys(class_prefixes(action_class)))
+        amounts = Counter(counts)
+        amounts.update({f"ok:{tool}": n for tool, n in per_tool.items()})
+        by_amount: dict[int, list[str]] = {}
+        for key, n in amounts.items():
+            by_amount.setdefault(n, []).append(key)
+        for n, keys in by_amount.items():
+            tx.bump_many(keys, now, n)
+        if not pending:
+            return
+        tx.reset_many(list(prefixes))
+        tools = dict(sorted(per_tool.items()))
+        tx.receipt("successes", {"count": len(pending), "tools": tools}, now)
+
+    def _flush(self) -> None:
+        """Write the successes and refusals counted in memory (what ``flush`` does)."""
+        with self._lock:
+            with self._view:
+                pending, self._pending = self._pending, []
+            if not pending and not self._pending_counts:
+                return
+            now = self.clock()
+            with self._keeping(pending) as counts, self._write() as tx:
+                self._apply_successes(tx, pending, counts, now)
