@@ -23,7 +23,9 @@ __all__ = [
     "installs",
     "manifests_for",
     "names_program",
+    "reports_failed_tests",
     "reports_no_change",
+    "selected_tests",
     "shell_changes_workspace",
 ]
 
@@ -351,3 +353,66 @@ def error_files(text: str | None) -> tuple[str, ...]:
         if len(files) >= _MAX_FILES:
             break
     return tuple(files)
+
+
+_RUNNERS: Final[Mapping[tuple[str, ...], str]] = {
+    ("pytest",): "pytest",
+    ("py.test",): "pytest",
+    ("python", "-m", "pytest"): "pytest",
+    ("python3", "-m", "pytest"): "pytest",
+    ("cargo", "test"): "cargo test",
+    ("jest",): "jest",
+    ("npx", "jest"): "jest",
+}
+"""Test runners whose run without a selection runs every test a selection can name."""
+_QUIET_OPTIONS: Final = frozenset(
+    {"-q", "-qq", "-v", "-vv", "-vvv", "-x", "-s", "-l", "--quiet", "--verbose", "--exitfirst",
+     "--showlocals", "--no-header", "--silent", "--ci"}
+)  # fmt: skip
+"""Options that change how a test run reports, not which tests it runs."""
+_QUIET_PREFIXES: Final = ("--tb=", "--color=", "--colors", "--durations=")
+_PYTEST_FILE: Final = re.compile(
+    r"^(?:[\w.@+-]+/)*(?:test_[\w.-]*|[\w.-]*_test)\.py(?:::[\w\[\].:-]+)?$"
+)
+_TESTS_FAILED: Final = re.compile(
+    r"(?m)^FAILED \S|\b\d+ failed\b|^test result: FAILED\b|^Tests:\s.*\b\d+ failed\b"
+)
+
+
+def selected_tests(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    """Return the test runner a command runs and the tests it selects, if it is a test run.
+
+    ``pytest tests/test_a.py::test_x`` is ``("pytest", ("tests/test_a.py::test_x",))``;
+    ``python -m pytest -q`` is ``("pytest", ())``, a run of every test. Only a single command
+    of a known runner (``pytest``, ``cargo test``, ``jest``) whose options change how it
+    reports, not what it runs, and whose selection a run without one covers (pytest: files
+    named as pytest collects them by default, ``test_*.py`` or ``*_test.py``): anything else
+    is ``None``.
+    """
+    command = next((args[k] for k in ("command", "cmd") if isinstance(args.get(k), str)), None)
+    if command is None or _SEGMENTS.search(command) or _REDIRECT.search(command):
+        return None
+    words = command.split()
+    prefix = next((p for p in _RUNNERS if tuple(words[: len(p)]) == p), None)
+    if prefix is None:
+        return None
+    runner = _RUNNERS[prefix]
+    selection: list[str] = []
+    for word in words[len(prefix) :]:
+        if word in _QUIET_OPTIONS or word.startswith(_QUIET_PREFIXES):
+            continue
+        if word.startswith("-") or "=" in word or "$" in word:
+            return None  # an option that may choose what runs (or an unexpanded word)
+        if runner == "pytest" and not _PYTEST_FILE.match(word):
+            return None
+        selection.append(word)
+    return runner, tuple(selection)
+
+
+def reports_failed_tests(error: str | None) -> bool:
+    """Return whether a test run's output says tests ran and failed (not a usage error).
+
+    pytest's ``FAILED a.py::t`` and ``1 failed``, cargo's ``test result: FAILED``, jest's
+    ``Tests: 1 failed``.
+    """
+    return error is not None and _TESTS_FAILED.search(error[:8192]) is not None

@@ -1,9 +1,11 @@
 """What evidence lifts: the constraints a success disproves.
 
-A success of the identical call clears its own record; a successful mutating call lifts the
-facts about its targets and the bans that went stale because the world changed (their counts
-are kept, so the same failure again is refused at once); any success in an action class lifts
-its strategy bans.
+A success of the identical call clears its own record, and so does a test run without a
+selection for the failing runs of the same runner that selected tests (it ran them: a flaky
+test that failed twice is not banned once the whole suite passed); a successful mutating call
+lifts the facts about its targets and the bans that went stale because the world changed
+(their counts are kept, so the same failure again is refused at once); any success in an
+action class lifts its strategy bans.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import TYPE_CHECKING
 from scarguard.adapters._shell import MANIFESTS, command_words, manifests_for
 from scarguard.adapters.tool_call import inserted_text, tool_words
 from scarguard.learning.keys import CONSTRAINT_COUNT, class_prefixes, exact_prefix
-from scarguard.learning.semantic import lifted_by_change
+from scarguard.learning.semantic import covered_by, lifted_by_change
 from scarguard.model import Call, Constraint, ConstraintKind, Level
 
 if TYPE_CHECKING:
@@ -80,6 +82,21 @@ def _foreign_manifests_only(constraint: Constraint, changed: frozenset[str]) -> 
     return all(os.path.basename(n) in MANIFESTS and os.path.basename(n) not in own for n in changed)
 
 
+def _covered(index: ConstraintIndex, call: Call) -> list[Constraint]:
+    """Return the bans of test runs that selected tests a success of ``call`` ran them all of.
+
+    A success of ``pytest`` is a success of ``pytest tests/test_a.py`` (same tool, same
+    place): its own record is cleared as if it had passed itself.
+    """
+    if not index.shell_exact or ("command" not in call.args and "cmd" not in call.args):
+        return []
+    return [
+        c
+        for c in index.shell_exact
+        if c.tool == call.tool and c.params.depends and covered_by(c.params.depends, call.args)
+    ]
+
+
 def liftable(
     index: ConstraintIndex,
     call: Call,
@@ -94,10 +111,13 @@ def liftable(
     needed the target to exist, the target's facts; a mutating success also lifts the
     target-level warnings, the edit bans on its targets it disproves, and the bans of
     shell-like calls (a test run after an edit is a new experiment); any success in an
-    action class lifts its strategy bans. ``changed_nothing``: the call's output says it
-    changed nothing, so it is not a change (``reports_no_change`` in the shell helpers).
+    action class lifts its strategy bans. A test run without a selection lifts the bans of
+    the same runner's failing runs that selected tests. ``changed_nothing``: the call's output
+    says it changed nothing, so it is not a change (``reports_no_change`` in the shell
+    helpers).
     """
     lifted = [c for c in index.exact.get(call.fingerprint, ()) if c.tool == call.tool]
+    lifted.extend(_covered(index, call))
     mutating = adapter.mutating(call) and not changed_nothing
     if mutating:
         changed = _changed_names(call)
@@ -178,10 +198,13 @@ def lift_on_success(
     answering ``Already up to date.``), so it lifts only what a reading call would.
     """
     lifted = liftable(index, call, adapter, policy, changed_nothing=changed_nothing)
+    covered = {c.key for c in _covered(index, call)}
     stale = [
         c
         for c in lifted
-        if c.kind is ConstraintKind.EXACT_CALL and c.fingerprint != call.fingerprint
+        if c.kind is ConstraintKind.EXACT_CALL
+        and c.fingerprint != call.fingerprint
+        and c.key not in covered
     ]
     disproved = [c for c in lifted if c not in stale]
     remove_with_counters(tx, disproved, now)

@@ -19,6 +19,10 @@ the file. For those kinds a ban does not need to go stale on every change of the
   the Makefile only through the rules ``X`` reaches and the Makefile's variables and
   directives; an edit of another rule or a comment does not make it stale. Everything else it
   depends on stays as for any command, and it is not deterministic.
+- ``tests`` (a refinement, not a condition): a test run that selects tests (``pytest
+  test_a.py``) and whose output says tests failed; a success of the same runner without a
+  selection, in the same place, ran every test it selects, so it counts as a success of it
+  (``covered_by``). Everything else stays as for any command, and it is not deterministic.
 
 A condition is only put in force when the observer confirmed it when the failure was
 recorded (the Makefile is here and lacks the target, the named file is here, the program is
@@ -38,7 +42,15 @@ from typing import Any, Final
 
 import attrs
 
-from scarguard.adapters._shell import MANIFESTS, command_words, error_files, installs
+from scarguard.adapters._shell import (
+    MANIFESTS,
+    command_words,
+    error_files,
+    installs,
+    reports_failed_tests,
+    selected_tests,
+)
+from scarguard.canonical import canonical_json
 from scarguard.observe.protocol import MISSING, Observer
 
 __all__ = [
@@ -47,6 +59,7 @@ __all__ = [
     "Evidence",
     "condition",
     "condition_stale",
+    "covered_by",
     "kept_tokens",
     "lifted_by_change",
     "make_defines",
@@ -58,14 +71,17 @@ __all__ = [
 
 MAKEFILES: Final = frozenset({"Makefile", "makefile", "GNUmakefile"})
 """The files GNU make reads by default."""
-MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT, MAKE_RULE = (
+MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT, MAKE_RULE, TESTS = (
     "make_target",
     "program",
     "named_files",
     "exists",
     "absent_text",
     "make_rule",
+    "tests",
 )
+_REFINEMENTS: Final = frozenset({MAKE_RULE, TESTS})
+"""Kinds that narrow what lifts a ban without making its failure deterministic."""
 DETERMINISTIC_WHILE_HELD: Final = frozenset(
     {MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT}
 )
@@ -248,7 +264,7 @@ def condition(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
     tokens then applies. The result is ``(kind, subject...)``: the make target, the
     program, the named files, or the ``make_rule`` refinement of a failing ``make X``.
     """
-    found = _named(evidence, observer)
+    found = _named(evidence, observer) or _tests(evidence)
     elsewhere = runs_elsewhere(evidence.call_args)
     goals = () if elsewhere else make_goals(evidence.call_args, evidence.program)
     read = getattr(observer, "read", None)
@@ -260,6 +276,33 @@ def condition(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
             text = read(path)
             return () if text is None else (MAKE_RULE, make_reach(text, goals)[0], *goals)
     return ()
+
+
+def _other_args(call_args: Mapping[str, Any]) -> str:
+    """Return a digest of a command call's arguments besides its command (its ``timeout``...)."""
+    rest = {k: v for k, v in call_args.items() if k not in ("command", "cmd")}
+    return hashlib.blake2b(canonical_json(rest).encode(), digest_size=8).hexdigest()
+
+
+def _tests(evidence: Evidence) -> tuple[str, ...]:
+    """Return the ``tests`` refinement of a failing test run that selects tests, if it is one."""
+    run = selected_tests(evidence.call_args)
+    if run is None or not run[1] or runs_elsewhere(evidence.call_args):
+        return ()
+    if not reports_failed_tests(evidence.error):
+        return ()  # a usage error (no such test file...) is not disproved by a run of all
+    return (TESTS, run[0], _other_args(evidence.call_args), *run[1])
+
+
+def covered_by(depends: tuple[str, ...], call_args: Mapping[str, Any]) -> bool:
+    """Return whether a success of ``call_args`` ran every test the failing run selected.
+
+    The same runner without a selection, the other arguments equal, in the same place.
+    """
+    if not depends or depends[0] != TESTS or runs_elsewhere(call_args):
+        return False
+    run = selected_tests(call_args)
+    return run is not None and not run[1] and (TESTS, run[0], _other_args(call_args)) == depends[:3]
 
 
 def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
@@ -305,7 +348,7 @@ def kept_tokens(
     depends: tuple[str, ...], observed: Mapping[str, str], root: str, targets: Sequence[str]
 ) -> dict[str, str]:
     """Return the tokens a constraint under ``depends`` keeps (only what can end it)."""
-    if not depends or depends[0] == MAKE_RULE:
+    if not depends or depends[0] in _REFINEMENTS:
         return dict(observed)
     kind = depends[0]
     if kind == PROGRAM:
@@ -345,7 +388,7 @@ def condition_stale(
         which = getattr(observer, "which", None)
         return which is None or which(depends[1]) is not False
     changed = observer.changed(tokens) if tokens else []
-    if not changed or kind == NAMED_FILES:
+    if not changed or kind in (NAMED_FILES, TESTS):
         return bool(changed)
     if kind == MAKE_RULE and any(os.path.basename(p) not in MAKEFILES for p in changed):
         return True
@@ -383,10 +426,13 @@ def lifted_by_change(
     ``changed`` holds the paths (and basenames) the change declared (empty for a command
     whose effects are unknown: then the observer judges, since the condition was seen to
     hold in the workspace it watches); ``watched`` the basenames of the paths the constraint
-    keeps tokens of. ``None``: decide as for any command (a ``make_rule`` refinement, unless
-    the change touched only Makefiles: their rules are judged by the observer).
+    keeps tokens of. ``None``: decide as for any command (a ``tests`` refinement; a
+    ``make_rule`` one unless the change touched only Makefiles: their rules are judged by the
+    observer).
     """
     kind = depends[0]
+    if kind == TESTS:
+        return None
     if kind == MAKE_RULE:
         only_makefiles = bool(changed) and all(os.path.basename(n) in MAKEFILES for n in changed)
         return False if only_makefiles else None

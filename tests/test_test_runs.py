@@ -1,0 +1,120 @@
+"""A test run without a selection ran every test a failing selection named (real pytest runs)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from scarguard import FailureMemory
+from scarguard.adapters._shell import reports_failed_tests, selected_tests
+from scarguard.testing import FakeClock
+
+FLAKY = "import os\n\ndef test_timing():\n    assert os.environ.get('SCARGUARD_PASS') == '1'\n"
+
+
+def memory_in(root: Path) -> FailureMemory:
+    return FailureMemory(":memory:", root=root, clock=FakeClock())
+
+
+def pytest_output(root: Path, *selection: str, passing: bool) -> str | None:
+    """Run pytest in ``root`` for real; return its output if it failed, else ``None``."""
+    env = {"SCARGUARD_PASS": "1" if passing else "0", "PATH": ""}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *selection],
+        cwd=root, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    return None if done.returncode == 0 else done.stdout + done.stderr
+
+
+def allowed(memory: FailureMemory, args: Mapping[str, str]) -> bool:
+    return memory.check("bash", dict(args)).allowed
+
+
+def test_which_commands_are_test_runs_and_what_they_select() -> None:
+    """Known runners with report-only options; a selection pytest would collect by itself."""
+    assert selected_tests({"command": "pytest"}) == ("pytest", ())
+    assert selected_tests({"command": "python -m pytest -q --tb=short"}) == ("pytest", ())
+    assert selected_tests({"command": "pytest tests/test_a.py::test_x"}) == (
+        "pytest",
+        ("tests/test_a.py::test_x",),
+    )
+    assert selected_tests({"command": "cargo test parse"}) == ("cargo test", ("parse",))
+    assert selected_tests({"command": "pytest -k slow"}) is None  # an option that chooses tests
+    assert selected_tests({"command": "pytest check.py"}) is None  # not collected without naming it
+    assert selected_tests({"command": "cd sub && pytest"}) is None
+    assert selected_tests({"command": "make test"}) is None
+    assert reports_failed_tests("FAILED test_a.py::test_x - assert 1 == 2\n1 failed in 0.01s")
+    assert reports_failed_tests("test result: FAILED. 3 passed; 1 failed; 0 ignored")
+    assert not reports_failed_tests("ERROR: file or directory not found: test_b.py\nno tests ran")
+
+
+@pytest.mark.slow
+def test_a_passing_suite_lifts_the_ban_of_a_selection_that_failed_twice(tmp_path: Path) -> None:
+    """A flaky test failed twice before it ever passed; then the whole suite passed: allowed,
+    and its count starts again (one more failure is not refused)."""
+    (tmp_path / "test_flaky.py").write_text(FLAKY)
+    memory = memory_in(tmp_path)
+    flaky = {"command": "pytest test_flaky.py"}
+    for _ in range(2):
+        error = pytest_output(tmp_path, "test_flaky.py", passing=False)
+        assert error is not None and "1 failed" in error
+        memory.record("bash", flaky, error=error)
+    assert not allowed(memory, flaky)
+    assert pytest_output(tmp_path, passing=True) is None
+    done = memory.record("bash", {"command": "pytest"}, ok=True, result="1 passed")
+    assert done is not None and len(done.lifted) == 1
+    assert allowed(memory, flaky)
+    error = pytest_output(tmp_path, "test_flaky.py", passing=False)
+    memory.record("bash", flaky, error=error)
+    assert allowed(memory, flaky)
+
+
+@pytest.mark.parametrize(
+    ("failing", "error", "passing"),
+    [
+        # a usage error is not disproved by a run of every test
+        (
+            "pytest test_gone.py",
+            "ERROR: file or directory not found: test_gone.py\nno tests ran in 0.01s",
+            {"command": "pytest"},
+        ),
+        # another runner, another place, other arguments
+        ("pytest test_a.py", "FAILED test_a.py::t\n1 failed", {"command": "cargo test"}),
+        ("pytest test_a.py", "FAILED test_a.py::t\n1 failed", {"command": "cd sub && pytest"}),
+        (
+            "pytest test_a.py",
+            "FAILED test_a.py::t\n1 failed",
+            {"command": "pytest", "container": "web"},
+        ),
+        # a run that chose its tests with an option
+        ("pytest test_a.py", "FAILED test_a.py::t\n1 failed", {"command": "pytest -m fast"}),
+    ],
+)
+def test_a_success_that_did_not_run_the_selection_lifts_nothing(
+    tmp_path: Path, failing: str, error: str, passing: dict[str, str]
+) -> None:
+    """Only the same runner, without a selection, in the same place, covers the selection."""
+    memory = memory_in(tmp_path)
+    args = {"command": failing}
+    memory.record("bash", args, error=error)
+    memory.record("bash", args, error=error)
+    assert not allowed(memory, args)
+    memory.record("bash", passing, ok=True, result="ok")
+    assert not allowed(memory, args)
+
+
+def test_a_passing_suite_run_by_another_tool_lifts_nothing(tmp_path: Path) -> None:
+    """The ban is the tool's: a run through another tool may run elsewhere."""
+    memory = memory_in(tmp_path)
+    args = {"command": "pytest test_a.py"}
+    error = "FAILED test_a.py::t - assert 1 == 2\n1 failed in 0.01s"
+    memory.record("bash", args, error=error)
+    memory.record("bash", args, error=error)
+    memory.record("ssh_run", {"command": "pytest"}, ok=True, result="1 passed")
+    assert not allowed(memory, args)
+    memory.record("bash", {"command": "python -m pytest -q"}, ok=True, result="1 passed")
+    assert allowed(memory, args)
