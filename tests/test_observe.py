@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from conftest import dispose, make_store
 from helpers.git import git
 from scarguard import FailureMemory, PromptGuard, ToolBlocked, guarded_tool
 from scarguard.observe import MISSING, LocalObserver, Observer
+from scarguard.observe import local as local_observer
 from scarguard.testing import FakeClock
 
 NO_BUILD = "make: *** No rule to make target 'build'.  Stop."
@@ -403,3 +405,100 @@ def test_async_tools_see_the_workspace_change_too(tmp_path: Path) -> None:
         return await read_file("late.md")
 
     assert asyncio.run(script()) == "arrived\n"
+
+
+PYTEST_FAILED = "FAILED tests/test_x.py::test_a - assert 1 == 2\nexit code 1"
+
+
+def _settle(*paths: Path) -> None:
+    """Date ``paths`` an hour back: what is read of them now may be remembered."""
+    past = time.time_ns() - 3600 * 10**9
+    for path in paths:
+        os.utime(path, ns=(past, past))
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count the files the local observer opens and the directories it lists."""
+    counts = {"open": 0, "listdir": 0}
+    real_open, real_listdir = open, os.listdir
+
+    def counting_open(*args: object, **kwargs: object) -> object:
+        counts["open"] += 1
+        return real_open(*args, **kwargs)  # type: ignore[call-overload]
+
+    def counting_listdir(path: str) -> list[str]:
+        counts["listdir"] += 1
+        return real_listdir(path)
+
+    monkeypatch.setattr(local_observer, "open", counting_open, raising=False)
+    monkeypatch.setattr(os, "listdir", counting_listdir)
+    return counts
+
+
+def test_a_remembered_read_is_not_trusted_once_the_file_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A settled file is read once; a change to it (same size) is seen, and it is read again."""
+    observer = LocalObserver(tmp_path)
+    manifest = tmp_path / "pyproject.toml"
+    manifest.write_text("[project]\nname = 'a'\n")
+    _settle(manifest)
+    counts = _counting(monkeypatch)
+    first = observer.observe([str(manifest)])
+    assert observer.observe([str(manifest)]) == first
+    assert counts["open"] == 1  # the second token came from the remembered digest
+    manifest.write_text("[project]\nname = 'b'\n")
+    assert observer.changed(first) == [str(manifest)]
+    assert observer.observe([str(manifest)]) != first
+
+
+def test_a_file_rewritten_within_one_timestamp_tick_is_read_every_time(tmp_path: Path) -> None:
+    """Same size, same mtime, same inode, new bytes: a recent file is never taken as read."""
+    observer = LocalObserver(tmp_path)
+    makefile = tmp_path / "Makefile"
+    makefile.write_text("a:\n")
+    recent = time.time_ns()
+    os.utime(makefile, ns=(recent, recent))
+    first = observer.observe([str(makefile)])
+    makefile.write_text("b:\n")
+    os.utime(makefile, ns=(recent, recent))
+    assert observer.observe([str(makefile)]) != first
+
+
+def test_a_remembered_listing_sees_a_new_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Missing paths of a settled directory are listed once, until an entry is added."""
+    observer = LocalObserver(tmp_path)
+    paths = [str(tmp_path / "Cargo.toml"), str(tmp_path / "go.mod")]
+    _settle(tmp_path)
+    counts = _counting(monkeypatch)
+    for _ in range(2):
+        assert observer.observe(paths) == dict.fromkeys(paths, MISSING)
+    assert counts["listdir"] == 1
+    (tmp_path / "go.mod").write_text("module x\n")
+    tokens = observer.observe(paths)
+    assert tokens[paths[0]] == MISSING
+    assert tokens[paths[1]] != MISSING
+    assert observer.changed(dict.fromkeys(paths, MISSING)) == [paths[1]]
+
+
+@pytest.mark.parametrize("change", ["edit", "create"])
+def test_a_settled_workspace_still_lifts_when_a_manifest_changes(
+    tmp_path: Path, change: str
+) -> None:
+    """Repeated failures over remembered reads: editing or adding a manifest still lifts."""
+    manifest = tmp_path / "pyproject.toml"
+    manifest.write_text("[project]\nname = 'a'\n")
+    _settle(manifest, tmp_path)
+    memory = memory_in(tmp_path)
+    for _ in range(3):
+        memory.record("bash", {"command": "pytest -q"}, error=PYTEST_FAILED)
+    assert len(memory.constraints()) == 1
+    if change == "edit":
+        manifest.write_text("[project]\nname = 'b'\n")
+    else:
+        (tmp_path / "tox.ini").write_text("[tox]\n")
+    assert memory.constraints() == []
+    memory.record("bash", {"command": "pytest -q"}, error=PYTEST_FAILED)
+    assert len(memory.constraints()) == 1  # counted, with fresh tokens: refused at once
