@@ -62,6 +62,19 @@ def test_failure_round_trips_through_a_json_row(failure: Failure) -> None:
     assert Failure.from_row(row) == failure
 
 
+@given(FAILURES, st.none() | st.integers(1, 10**9))
+def test_failure_row_has_every_field_in_order(failure: Failure, id: int | None) -> None:
+    """A row carries every field in declaration order; targets and arguments as JSON text."""
+    stored = failure._with_id(id)
+    assert stored == attrs.evolve(failure, id=id)
+    row = stored.to_row()
+    assert list(row) == [f.name for f in attrs.fields(Failure)]
+    assert row["blame"] == failure.blame.value
+    assert row["targets"] == json.dumps(list(failure.targets), separators=(",", ":"))
+    assert row["args"] == json.dumps(failure.args, sort_keys=True, separators=(",", ":"))
+    assert row["id"] == id
+
+
 @given(CONSTRAINTS)
 def test_constraint_round_trips_through_a_json_row(constraint: Constraint) -> None:
     """A constraint written as a row, through JSON, reads back equal, with the same id."""

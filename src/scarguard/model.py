@@ -192,6 +192,9 @@ class Outcome:
 
 
 _FAILURE_JSON_FIELDS = ("targets", "args")
+_ROW_LIST = json.JSONEncoder(separators=(",", ":"))
+_ROW_MAPPING = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+"""How a failure row writes its targets and arguments (``json.dumps`` with these options)."""
 
 
 @attrs.frozen
@@ -233,12 +236,36 @@ class Failure:
     id: int | None = None
 
     def to_row(self) -> dict[str, Any]:
-        """Return a flat, JSON-safe row (lists and mappings as JSON text)."""
-        row = attrs.asdict(self, recurse=False)
-        row["blame"] = self.blame.value
-        row["targets"] = json.dumps(list(self.targets), separators=(",", ":"))
-        row["args"] = json.dumps(self.args, sort_keys=True, separators=(",", ":"))
-        return row
+        """Return a flat, JSON-safe row (lists and mappings as JSON text), fields in order."""
+        return {
+            "tool": self.tool,
+            "fingerprint": self.fingerprint,
+            "signature": self.signature,
+            "blame": self.blame.value,
+            "at": self.at,
+            "session": self.session,
+            "action_class": self.action_class,
+            "targets": _ROW_LIST.encode(list(self.targets)),
+            "args": _ROW_MAPPING.encode(self.args),
+            "error": self.error,
+            "status_code": self.status_code,
+            "duration_ms": self.duration_ms,
+            "agent": self.agent,
+            "provider": self.provider,
+            "id": self.id,
+        }
+
+    def _with_id(self, id: int | None) -> Failure:
+        """Return this failure with the store's ``id``: ``attrs.evolve(self, id=id)``.
+
+        Without calling the converters again (every value already went through them): a
+        store does this for every failure it writes.
+        """
+        stored = object.__new__(Failure)
+        for name in _FAILURE_FIELDS:
+            object.__setattr__(stored, name, getattr(self, name))
+        object.__setattr__(stored, "id", id)
+        return stored
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> Failure:
@@ -248,6 +275,9 @@ class Failure:
             if isinstance(values.get(name), str):
                 values[name] = json.loads(values[name])
         return cls(**values)
+
+
+_FAILURE_FIELDS = tuple(f.name for f in attrs.fields(Failure) if f.name != "id")
 
 
 @attrs.frozen

@@ -128,7 +128,8 @@ _SCAN_MARGIN = 1024
 _CACHED_TEXT = 1024
 """Texts up to this long have their :func:`reads_like_instructions` verdict remembered."""
 _TARGET_CACHE = 4096
-"""Targets whose redacted form is remembered (all forgotten at once when full)."""
+"""Targets whose redacted form (and argument names whose verdict) is remembered, per
+redactor (all forgotten at once when full)."""
 
 
 def _name_words(name: str) -> list[str]:
@@ -233,6 +234,7 @@ class Redactor:
     extra: Callable[[str], str] | None = None
     _combined: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
     _targets: dict[str, str] = attrs.field(init=False, factory=dict, repr=False, eq=False)
+    _secret_names: dict[str, bool] = attrs.field(init=False, factory=dict, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
         # One pass over the text for all patterns: this runs on every recorded failure.
@@ -307,6 +309,15 @@ class Redactor:
         ``_``) is a secret name: ``access_token``, ``OPENAI_API_KEY``, ``apiKey`` and
         ``x-api-key`` are, ``max_tokens`` and ``author`` are not.
         """
+        known = self._secret_names.get(key)
+        if known is None:
+            known = self._secret_name(key)
+            if len(self._secret_names) >= _TARGET_CACHE:
+                self._secret_names.clear()
+            self._secret_names[key] = known  # argument names repeat on every call
+        return known
+
+    def _secret_name(self, key: str) -> bool:
         names = self.key_names
         if key.lower() in names:
             return True

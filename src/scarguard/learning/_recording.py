@@ -36,7 +36,8 @@ from scarguard.telemetry import outcome_signals, shadow_signals
 __all__ = ["FailureRecording"]
 
 _REDACTED_ERRORS = 256
-"""Redacted error texts kept per memory (see ``_redacted_error``)."""
+"""Redacted error texts (and dependency paths) remembered per memory (see
+``_redacted_error`` and ``_kept_paths``)."""
 
 
 class FailureRecording:
@@ -62,6 +63,7 @@ class FailureRecording:
     _shadow: dict[str, tuple[Constraint, ...]]
     _redacted: dict[str, str]
     _redacted_by: Redactor
+    _kept: tuple[Redactor, str, dict[str, str | None]] | None = None
 
     if TYPE_CHECKING:  # provided by FailureMemory
 
@@ -312,6 +314,29 @@ class FailureRecording:
             self._redacted[text] = known
         return known
 
+    def _kept_paths(self, paths: Sequence[str]) -> list[str]:
+        """Return the absolute form of the dependency paths that need no redaction.
+
+        The same paths recur on every failure (the manifests a command may read): each
+        one's answer is remembered, for this redactor and root.
+        """
+        kept = self._kept
+        if kept is None or kept[0] is not self.redactor or kept[1] != self.root:
+            kept = self._kept = (self.redactor, self.root, {})
+        known = kept[2]
+        out = []
+        for path in paths:
+            if path in known:
+                full = known[path]
+            else:
+                full = os.path.join(self.root, path) if self._storable_path(path) else None
+                if len(known) >= _REDACTED_ERRORS:
+                    known.clear()
+                known[path] = full
+            if full is not None:
+                out.append(full)
+        return out
+
     def _storable_path(self, path: str) -> bool:
         """Return whether a dependency path needs no redaction (one that does is not kept).
 
@@ -345,7 +370,7 @@ class FailureRecording:
             )  # fmt: skip
             # a path that needs redacting is not kept (nor observed): it could only lift less;
             # paths are kept absolute, so a memory opened elsewhere revalidates the same files
-            kept = [os.path.join(self.root, p) for p in paths if self._storable_path(p)]
+            kept = self._kept_paths(paths)
             observed = self._revalidator.observe(kept)
             depends = self._revalidator.condition(
                 call, signature.name, outcome.error, observed, self.root, self.redactor

@@ -13,6 +13,7 @@ observer keeps every constraint as it is.
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 
@@ -82,8 +83,14 @@ def dependencies(
         names = (*command_files(call.args), *error_files(error), *([target] if target else []))
         for name in names:
             found[normalise(name)] = None
-        found.update(dict.fromkeys(sorted(manifests_for(program_of(call)))))
+        found.update(_in_order(manifests_for(program_of(call))))
     return tuple(found)[:_MAX_PATHS]
+
+
+@functools.lru_cache(maxsize=64)
+def _in_order(manifests: frozenset[str]) -> dict[str, None]:
+    """Return the manifests sorted, as dictionary keys (a few sets recur on every failure)."""
+    return dict.fromkeys(sorted(manifests))
 
 
 def program_of(call: Call) -> str | None:

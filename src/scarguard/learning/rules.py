@@ -16,6 +16,7 @@ writers corroborate each other instead of racing.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -24,7 +25,7 @@ import attrs
 
 from scarguard.adapters._shell import command_words
 from scarguard.adapters.tool_call import search_text
-from scarguard.canonical import canonical_json
+from scarguard.canonical import MAX_ITEMS, MAX_STRING, canonical_json
 from scarguard.learning import keys
 from scarguard.learning.semantic import DETERMINISTIC_WHILE_HELD, kept_tokens
 from scarguard.model import (
@@ -253,10 +254,29 @@ def _same_state_key(lesson: Lesson) -> str | None:
     """
     if lesson.deterministic or _held(lesson.depends):
         return None
-    digest = hashlib.blake2b(
-        canonical_json(sorted(lesson.observed.items())).encode(), digest_size=8
-    ).hexdigest()
+    digest = hashlib.blake2b(_state_json(lesson.observed).encode(), digest_size=8).hexdigest()
     return keys.same_state_counter(lesson.call, lesson.failure.signature, digest)
+
+
+_json_string = json.encoder.encode_basestring  # a JSON string, as canonical_json writes it
+
+
+def _state_json(observed: Mapping[str, str]) -> str:
+    """Return ``canonical_json(sorted(observed.items()))``, the same text.
+
+    Observed paths and tokens are short strings, which the canonical walk keeps as they are:
+    their pairs are encoded directly (the walk runs only for what it would change).
+    """
+    pairs = sorted(observed.items())
+    names, tokens = observed.keys(), observed.values()
+    if (
+        len(pairs) <= MAX_ITEMS
+        and {*map(type, names), *map(type, tokens)} <= {str}
+        and max(map(len, names), default=0) <= MAX_STRING
+        and max(map(len, tokens), default=0) <= MAX_STRING
+    ):
+        return "[" + ",".join(f"[{_json_string(k)},{_json_string(v)}]" for k, v in pairs) + "]"
+    return canonical_json(pairs)
 
 
 def _summary(args: Mapping[str, Any]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 from scarguard.naming.signatures import MATCH_LIMIT, clip
@@ -59,6 +60,12 @@ def retry_after(text: str | None) -> float | None:
     """
     if not text:
         return None
+    if len(text) <= _CACHED_TEXT:
+        return _retry_after_cached(text)  # an agent repeating a mistake repeats its error
+    return _retry_after(text)
+
+
+def _retry_after(text: str) -> float | None:
     text = clip(text, MATCH_LIMIT)
     match = _RETRY_AFTER_MS.search(text)
     if match:
@@ -70,3 +77,8 @@ def retry_after(text: str | None) -> float | None:
             if seconds is not None:
                 return min(seconds, MAX_RETRY_AFTER)
     return None
+
+
+_CACHED_TEXT = 1024
+"""Error texts up to this long have their answer remembered."""
+_retry_after_cached = functools.lru_cache(maxsize=1024)(_retry_after)

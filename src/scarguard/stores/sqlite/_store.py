@@ -37,8 +37,6 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-import attrs
-
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import (
     GENESIS,
@@ -144,7 +142,7 @@ class _SQLiteTransaction(Appending, SQLTransaction):
         values = (*self._tenant, *(row[c] for c in INSERT_COLUMNS))
         cursor = self._conn.execute(INSERT_FAILURE, values)
         self.changed = True
-        return attrs.evolve(failure, id=cursor.lastrowid)
+        return failure._with_id(cursor.lastrowid)
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
         self.changed = True

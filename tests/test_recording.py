@@ -1,0 +1,74 @@
+"""Recording a failure: the row stored, the receipt sealed over it, what it depends on."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from scarguard import FailureMemory, Redactor
+from scarguard.canonical import canonical_json
+from scarguard.learning.rules import _state_json
+from scarguard.redact import REDACTED
+from scarguard.testing import FakeClock
+
+PYTEST_FAILED = "FAILED tests/test_x.py::test_a - assert 1 == 2\nexit code 1"
+
+
+def test_a_failure_is_stored_and_sealed_as_one_row(tmp_path: Path) -> None:
+    """The stored failure is the one returned, redacted, and its receipt seals that row."""
+    db = tmp_path / "memory.db"
+    with FailureMemory(db, root=tmp_path, clock=FakeClock()) as memory:
+        result = memory.record(
+            "http_get",
+            {"url": "https://example.com/a", "api_key": "k-123"},
+            error="HTTP 500 with Authorization: Bearer abcdefghijklmnopqrstuvwxyz",
+            duration_ms=12.5,
+        )
+        stored = memory.recent_failures()[0]
+        assert memory.store.verify().valid
+    assert result.failure == stored
+    assert stored.id is not None
+    assert stored.args["api_key"] == REDACTED
+    assert stored.error is not None and "abcdefghijklmnopqrstuvwxyz" not in stored.error
+    with sqlite3.connect(db) as conn:
+        (payload,) = conn.execute(
+            "SELECT payload FROM receipts WHERE type = 'failure' ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+    row = {k: repr(v) if isinstance(v, float) else v for k, v in stored.to_row().items()}
+    assert json.loads(payload)["failure"] == row
+
+
+PATHS = st.text(max_size=40) | st.text(min_size=2049, max_size=2100)
+
+
+@given(st.dictionaries(PATHS, PATHS | st.integers(), max_size=8))
+def test_the_same_state_counter_keeps_its_canonical_digest(observed: dict[str, object]) -> None:
+    """Observed tokens are keyed by the canonical JSON of their sorted pairs, as before."""
+    assert _state_json(observed) == canonical_json(sorted(observed.items()))  # type: ignore[arg-type]
+
+
+def test_large_observations_keep_their_canonical_digest() -> None:
+    """More pairs than the canonical form keeps whole: the same text still."""
+    observed = {f"/w/{i}": "-" for i in range(300)}
+    assert _state_json(observed) == canonical_json(sorted(observed.items()))
+
+
+def _observed_paths(memory: FailureMemory, command: str) -> set[str]:
+    for _ in range(3):
+        memory.record("bash", {"command": command}, error=PYTEST_FAILED)
+    (constraint,) = [c for c in memory.constraints() if c.params.observed and command in c.reason]
+    return set(constraint.params.observed)
+
+
+def test_dependency_paths_follow_the_memorys_redactor(tmp_path: Path) -> None:
+    """A path the current redactor would change is not kept, even if an earlier one kept it."""
+    (tmp_path / "pyproject.toml").write_text("[project]\n")
+    manifest = str(tmp_path / "pyproject.toml")
+    memory = FailureMemory(":memory:", root=tmp_path, clock=FakeClock())
+    assert manifest in _observed_paths(memory, "pytest -q")
+    memory.redactor = Redactor(extra=lambda text: text.replace("pyproject", REDACTED))
+    assert manifest not in _observed_paths(memory, "pytest -x")
