@@ -386,7 +386,8 @@ class FailureRecording:
             with self._view:
                 pending, self._pending = self._pending, []
             with self._keeping(pending) as counts, self._write() as tx:
-                self._apply_successes(tx, pending, counts, now)
+                if pending or counts:  # nothing batched: nothing to write
+                    self._apply_successes(tx, pending, counts, now)
                 stored = tx.add_failure(failure)
                 lesson = Lesson(
                     call,
