@@ -178,6 +178,35 @@ def test_a_missing_program_is_refused_at_once_until_it_appears(tmp_path: Path) -
         os.environ["PATH"] = path
 
 
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_a_missing_program_installed_under_the_root_by_another_path_is_lifted(
+    tmp_path: Path,
+) -> None:
+    """An install scarguard did not see puts it in .venv/bin, which this PATH lacks: lifted.
+
+    Already there when it failed (the tool's shell lacked it too): kept until it changes.
+    """
+    memory = memory_in(tmp_path)
+    args = {"command": "scarguard_no_such_lint ."}
+    error = run(tmp_path, "bash", "-c", args["command"]).stderr
+    memory.record("bash", args, error=error)
+    memory.record("bash", {"command": "./scripts/bootstrap.sh"}, ok=True)  # installs, unseen
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "scarguard_no_such_lint").write_text("not a bin folder\n")
+    assert not allowed(memory, "bash", args)
+    program = tmp_path / ".venv" / "bin" / "scarguard_no_such_lint"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\necho ok\n")
+    program.chmod(0o755)
+    assert allowed(memory, "bash", args)
+
+    other = {"command": "scarguard_no_such_lint --fix"}
+    memory.record("bash", other, error=run(tmp_path, "bash", "-c", other["command"]).stderr)
+    assert not allowed(memory, "bash", other)  # there, but not on the PATH it ran with
+    program.write_text("#!/bin/sh\necho reinstalled\n")
+    assert allowed(memory, "bash", other)
+
+
 def test_an_install_lifts_a_missing_program(tmp_path: Path) -> None:
     """Tool evidence: a successful install may have put it on PATH (also on another machine)."""
     memory = memory_in(tmp_path)

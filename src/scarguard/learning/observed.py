@@ -27,6 +27,8 @@ from scarguard.learning.semantic import (
     condition,
     condition_stale,
     missing_make_target,
+    missing_program,
+    program_paths,
 )
 from scarguard.model import Call, Constraint
 from scarguard.observe.protocol import Observer
@@ -75,12 +77,19 @@ def dependencies(
 ) -> tuple[str, ...]:
     """Return the paths a failure of ``call`` depends on, normalised like targets.
 
-    A missing make target is also a path (a rule's prerequisite can be a file).
+    A missing make target is also a path (a rule's prerequisite can be a file), and so are
+    the places under the root where an install may put a program not found.
     """
     found: dict[str, None] = dict.fromkeys(t for t in call.targets if _is_path(t))
     if shell_like:
         target = missing_make_target(error) if signature == "make_target_missing" else None
-        names = (*command_files(call.args), *error_files(error), *([target] if target else []))
+        program = missing_program(error) if signature == "command_not_found" else None
+        names = (
+            *command_files(call.args),
+            *error_files(error),
+            *([target] if target else []),
+            *(program_paths(program) if program else ()),
+        )
         for name in names:
             found[normalise(name)] = None
         found.update(_in_order(manifests_for(program_of(call))))

@@ -7,9 +7,10 @@ the file. For those kinds a ban does not need to go stale on every change of the
 - ``make_target``: holds while no Makefile under the root defines the target (and the
   target is not a file there); an edit of the Makefile lifts it only if the text it put in
   may define the target;
-- ``program``: holds while the program is neither on ``PATH`` nor a file under the root; a
-  success lifts it only if it installs something, changes the shell's environment or names
-  the program;
+- ``program``: holds while the program is neither on ``PATH`` nor a file under the root, and
+  did not appear in the root's usual bin folders (``.venv/bin``, ``node_modules/.bin``...:
+  a tool's shell may have them on its ``PATH`` when this process does not); a success lifts
+  it only if it installs something, changes the shell's environment or names the program;
 - ``named_files``: a syntax error in files the error names holds while those files and the
   manifests of the program that ran are unchanged (a Makefile edit does not fix
   ``node server.js``);
@@ -67,6 +68,7 @@ __all__ = [
     "make_reach",
     "missing_make_target",
     "missing_program",
+    "program_paths",
 ]
 
 MAKEFILES: Final = frozenset({"Makefile", "makefile", "GNUmakefile"})
@@ -100,6 +102,24 @@ _NOT_FOUND: Final = (
 _SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "fish", "line"})
 _MAKE_OPTIONS: Final = frozenset({"-C", "-f", "--directory", "--file", "--makefile", "-I"})
 _EXISTS: Final = re.compile(r"(?i:\b(?:file|directory|path)? ?(?:already )?exists\b)")
+
+
+ROOT_BINS: Final = (
+    ".venv/bin", "venv/bin", "env/bin", ".venv/Scripts", "venv/Scripts", "node_modules/.bin",
+    "bin", ".bin", ".local/bin", "vendor/bin", "target/debug", "target/release",
+)  # fmt: skip
+"""Folders under a root where installs put programs that a tool's shell may have on its PATH."""
+
+
+def program_paths(program: str) -> tuple[str, ...]:
+    """Return where under a root an install may put ``program`` (relative paths)."""
+    if "/" in program or "\\" in program or program.startswith("."):
+        return ()
+    return tuple(
+        f"{folder}/{name}"
+        for folder in ROOT_BINS
+        for name in ((program, f"{program}.exe") if folder.endswith("Scripts") else (program,))
+    )
 
 
 def missing_make_target(error: str | None) -> str | None:
@@ -351,8 +371,9 @@ def kept_tokens(
     if not depends or depends[0] in _REFINEMENTS:
         return dict(observed)
     kind = depends[0]
-    if kind == PROGRAM:
-        return {}
+    if kind == PROGRAM:  # where an install under the root may put it
+        wanted = {_root_path(root, p) for p in program_paths(depends[1])}
+        return {p: t for p, t in observed.items() if p in wanted}
     if kind == MAKE_TARGET:
         wanted = {_root_path(root, m) for m in MAKEFILES} | {_root_path(root, depends[1])}
     elif kind == NAMED_FILES:  # and the manifests of the program that ran (npm: package.json)
@@ -386,7 +407,9 @@ def condition_stale(
     kind = depends[0]
     if kind == PROGRAM:
         which = getattr(observer, "which", None)
-        return which is None or which(depends[1]) is not False
+        if which is None or which(depends[1]) is not False:
+            return True
+        return bool(observer.changed(tokens)) if tokens else False  # installed under the root
     changed = observer.changed(tokens) if tokens else []
     if not changed or kind in (NAMED_FILES, TESTS):
         return bool(changed)
