@@ -185,6 +185,7 @@ class FailureMemory(CheckingMixin, SuccessMixin, FailureRecording, MaintenanceMi
         self._progress = ProgressTracker(self.policy, self._raw_fingerprint)
         self._screens: dict[str, tuple[Adapter, Callable[..., Screen] | None]] = {}
         self._screened: tuple[str, Mapping[str, Any], Screen] | None = None
+        self._shapes: dict[tuple[str, ...], tuple[Adapter, Screen | None]] = {}
         self._last_ok: dict[str, Call] = {}
         self._described: Call | None = None  # the latest call describe() made safe
         # successes to write: described calls, and (tool, action class) of fast-path ones

@@ -231,6 +231,7 @@ class ToolCallAdapter:
     _volatile_cache: dict[str, frozenset[str]] = attrs.field(
         factory=dict, init=False, repr=False, eq=False
     )
+    _program_cache: dict[str, bool] = attrs.field(factory=dict, init=False, repr=False, eq=False)
 
     def classify_action(self, tool: str, args: Mapping[str, Any]) -> str | None:
         """Return the action class of a call, or ``None`` when neither name nor args tell.
@@ -394,7 +395,19 @@ class ToolCallAdapter:
             # a tool named for a program (``git(args="merge x")``): its words and arguments
             words = [*tool_words(tool)[:1], *(v for v in args.values() if isinstance(v, str))]
             commands = [" ".join(words)]
-        return any(shell_changes_workspace(command) for command in commands)
+        return any(_changes_workspace(command) for command in commands)
+
+    def mutates(self, tool: str, action_class: str | None, args: Mapping[str, Any]) -> bool:
+        """:meth:`mutating` of a call not described yet (its action class and arguments)."""
+        if action_class == SHELL_EXEC and not any(isinstance(v, str) for v in args.values()):
+            return self._runs_changing(tool)  # no command text: the tool's name alone
+        return self._mutates(tool, action_class, args)
+
+    def _runs_changing(self, tool: str) -> bool:
+        known = self._program_cache.get(tool)
+        if known is None:
+            known = self._program_cache[tool] = self._mutates(tool, SHELL_EXEC, {})
+        return known
 
     def screen(self, tool: str, args: Mapping[str, Any]) -> Screen:
         """Return what the fast path needs to know of a call, without describing it.
@@ -410,6 +423,40 @@ class ToolCallAdapter:
             self._mutates(tool, action_class, args),
         )
 
+    def screen_of_names(self, tool: str, names: Collection[str]) -> Screen | None:
+        """Return :meth:`screen` of every call of ``tool`` with these argument names.
+
+        ``None`` when the screen depends on the arguments' values: a shell command (is it a
+        reader?), an editor's ``command``, or a path argument that decides the action class.
+        Otherwise every call with these names screens the same, so the answer can be kept,
+        except that whether a command-line tool's success changes the world (a tool named
+        for a program, its arguments the program's) is left unknown (``mutating=None``).
+        A subclass may classify by values: ``None`` unless it says otherwise.
+        """
+        if type(self) is not ToolCallAdapter:
+            return None
+        action_class = self.action_classes.get(tool)
+        if action_class is None:
+            action_class = _class_from_name(tool)
+            if "command" in names and (action_class is None or action_class in _FILE_CLASSES):
+                return None  # an editor command, or the shape of the arguments, decides
+            if action_class is None:
+                keys = set(names)
+                decided = bool(keys & _OLD_ARGS and keys & _NEW_ARGS) or bool(keys & _SHELL_ARGS)
+                decided = decided or bool(keys & _URL_KEYS)
+                if not decided and keys & (self.target_keys - _URL_KEYS):
+                    return None  # whether a path is given decides
+                action_class = self._class_from_args(dict.fromkeys(names))
+        may_target = not self.target_keys.isdisjoint(names)
+        if action_class == SHELL_EXEC:
+            if not _SHELL_ARGS.isdisjoint(names):  # (loop detection's command arguments too)
+                return None  # what the command runs decides how the call is seen
+            # the program's arguments decide whether it changes anything; without a command
+            # argument its success always may change what other calls return
+            return Screen(action_class, may_target, None, True)
+        mutating = action_class in _MUTATING
+        return Screen(action_class, may_target, mutating, mutating)
+
     def requires_existing_target(self, call: Call) -> bool:
         """Return whether the call fails on a missing target: reads, edits and deletions."""
         return call.action_class in _NEEDS_TARGET
@@ -422,8 +469,17 @@ class Screen(NamedTuple):
     """The call's action class."""
     may_target: bool
     """Whether an argument is named like a target (the call may have targets)."""
-    mutating: bool
-    """Whether a success of the call changes the world."""
+    mutating: bool | None
+    """Whether a success of the call changes the world (``None``, from
+    :meth:`ToolCallAdapter.screen_of_names` only: it depends on the arguments' values; ask
+    :meth:`ToolCallAdapter.screen`)."""
+    changes: bool | None = None
+    """Whether a success may change what other calls return (``None``: not worked out;
+    :func:`~scarguard.learning.progress.changes_results` tells)."""
+
+
+_changes_workspace = functools.lru_cache(maxsize=4096)(shell_changes_workspace)
+""":func:`shell_changes_workspace`, cached: a tool's commands repeat."""
 
 
 @functools.lru_cache(maxsize=4096)

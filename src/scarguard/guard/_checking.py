@@ -68,6 +68,9 @@ class CheckingMixin:
     _revalidator: Revalidator
     _screens: dict[str, tuple[Adapter, Callable[..., Screen] | None]]
     _screened: tuple[str, Mapping[str, Any], Screen] | None
+    _shapes: dict[tuple[str, ...], tuple[Adapter, Screen | None]]
+    _adapters: dict[str, Adapter]
+    adapter: Adapter
     _pending: list[Any]
     _pending_counts: Counter[str]
     _pending_refusals: int
@@ -143,6 +146,70 @@ class CheckingMixin:
         """The fingerprint of a call described only now (loop detection of fast calls)."""
         return self.adapter_for(tool).describe(tool, args).fingerprint
 
+    def _shape(self, tool: str, args: Mapping[str, Any]) -> Screen | None:
+        """Return the fast path's screen of a call (``None``: the tool is never fast).
+
+        Kept per tool and argument names when the adapter says the names alone decide it
+        (:meth:`ToolCallAdapter.screen_of_names`); otherwise the call is screened by value.
+        """
+        key = (tool, *args)
+        known = self._shapes.get(key)
+        adapter = self._adapters.get(tool, self.adapter)
+        if known is not None and known[0] is adapter:
+            fixed = known[1]
+            if fixed is not None:
+                return fixed
+        screen = self._screen(tool)
+        if screen is None:
+            return None
+        if known is None or known[0] is not adapter:
+            assert isinstance(adapter, ToolCallAdapter)  # the only one with a screen
+            fixed = adapter.screen_of_names(tool, args)
+            if len(self._shapes) < _SCREENS:
+                self._shapes[key] = (adapter, fixed)
+            if fixed is not None:
+                return fixed
+        shape: Screen = screen(tool, args)
+        return shape
+
+    def _clean_check(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        targets: Sequence[str] | None = None,
+        nowait: bool = False,
+    ) -> Screen | None:
+        """Allow the call without describing it if nothing known applies (the fast path).
+
+        Returns its screen when nothing the memory knows can apply to the call: its tool
+        never failed and has no constraint, no constraint of its action class, none about
+        targets when it may have some, and no loop of the tool's calls running (see
+        :meth:`ConstraintIndex.quiet`). Then no fingerprint is computed, no :class:`Call`
+        built; ``None`` sends the call through :meth:`check`. With ``nowait`` nothing
+        touches the store (``None`` when the index's currency is not known without I/O).
+        """
+        if nowait:
+            if self._generation is UNLOADED:
+                return None
+            peek = getattr(self.store, "peek_generation", None)
+            if peek is None or peek() != self._generation:
+                return None
+            index = self._index
+        elif self.store.generation() == self._generation:
+            index = self._index
+        else:
+            index = self._current_index(self.clock())
+        shape = self._shape(tool, args)
+        if shape is None:
+            return None
+        if not index.quiet(tool, shape.action_class, shape.may_target or bool(targets)):
+            return None
+        self._screened = (tool, args, shape)  # the record of this call reuses it
+        if self._progress.hot_for(tool):
+            return None
+        decision_signals(tool, "allowed", (), self.scope)
+        return shape
+
     def _quick_check(
         self,
         tool: str,
@@ -150,37 +217,8 @@ class CheckingMixin:
         targets: Sequence[str] | None,
         nowait: bool = False,
     ) -> bool:
-        """Return whether the call is allowed without describing it (the fast path).
-
-        True when nothing the memory knows can apply to the call: its tool never failed and
-        has no constraint, no constraint of its action class, none about targets when it may
-        have some, and no loop of the tool's calls running (see
-        :meth:`ConstraintIndex.quiet`). Then no fingerprint is computed, no :class:`Call`
-        built; ``False`` sends the call through :meth:`check`. With ``nowait`` nothing
-        touches the store (``False`` when the index's currency is not known without I/O).
-        """
-        screen = self._screen(tool)
-        if screen is None:
-            return False
-        if nowait:
-            if self._generation is UNLOADED:
-                return False
-            peek = getattr(self.store, "peek_generation", None)
-            if peek is None or peek() != self._generation:
-                return False
-            index = self._index
-        elif self.store.generation() == self._generation:
-            index = self._index
-        else:
-            index = self._current_index(self.clock())
-        shape = screen(tool, args)
-        if not index.quiet(tool, shape.action_class, shape.may_target or bool(targets)):
-            return False
-        self._screened = (tool, args, shape)  # the record of this call reuses it
-        if self._progress.hot_for(tool):
-            return False
-        decision_signals(tool, "allowed", (), self.scope)
-        return True
+        """Return whether the call is allowed on the fast path (see :meth:`_clean_check`)."""
+        return self._clean_check(tool, args, targets, nowait) is not None
 
     def _check_described(self, call: Call, enforce: bool | None = None) -> Decision:
         """:meth:`check` of a call :meth:`describe` already made (not described again)."""

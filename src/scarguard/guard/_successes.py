@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters._shell import reports_no_change
 from scarguard.adapters.protocol import Adapter
 from scarguard.adapters.tool_call import Screen
@@ -52,6 +53,8 @@ class SuccessMixin:
     _tracker: SessionTracker
     _progress: ProgressTracker
     _screened: tuple[str, Mapping[str, Any], Screen] | None
+    _adapters: dict[str, Adapter]
+    adapter: Adapter
     _last_ok: dict[str, Call]
     _pending: list[Call | tuple[str, str | None]]
     _pending_counts: Counter[str]
@@ -69,8 +72,9 @@ class SuccessMixin:
         def _current_index(self, now: float) -> ConstraintIndex:
             """Return the cached index, reloaded first if the store changed."""
 
-        def _screen(self, tool: str) -> Callable[..., Screen] | None:
-            """Return how to screen ``tool``'s calls for the fast path."""
+        def _shape(self, tool: str, args: Mapping[str, Any]) -> Screen | None:
+            """Return the fast path's screen of a call (``None``: never fast)."""
+
 
         @contextmanager
         def _write(self) -> Iterator[RecordingTransaction]:
@@ -173,7 +177,7 @@ class SuccessMixin:
         class's strategy counters reset at the next batched write. A tool that never failed
         has no failure record of its own to reset. ``None`` says to take the full path.
         """
-        if self._shadow or self._generation is UNLOADED or not isinstance(tool, str):
+        if not isinstance(tool, str):
             return None
         if args is None:
             args = {}
@@ -183,33 +187,69 @@ class SuccessMixin:
         if last is not None and last[1] is args and last[0] == tool:
             shape = last[2]  # screened by the check just before (the same arguments object)
         else:
-            screen = self._screen(tool)
-            if screen is None:
+            found = self._shape(tool, args)
+            if found is None:
                 return None
-            shape = screen(tool, args)
+            shape = found
+        if not self._count_success(tool, args, targets, shape, result, score, nowait):
+            return None
+        return RecordResult(None, (), (), self._tracker.convergence)
+
+    def _count_success(
+        self,
+        tool: str,
+        args: Mapping[str, Any],
+        targets: Sequence[str] | None,
+        shape: Screen,
+        result: Any,
+        score: float | None = None,
+        nowait: bool = False,
+    ) -> bool:
+        """Count the success of a call screened as ``shape`` (see :meth:`_quick_success`).
+
+        Returns:
+            Whether it was counted; ``False`` says to record it by the full path.
+        """
+        if self._shadow or self._generation is UNLOADED:
+            return False
         index = self._index
         if not index.quiet(tool, shape.action_class, shape.may_target or bool(targets)):
-            return None
-        if shape.mutating and index:
-            return None  # it may lift other calls' bans: the full path looks
+            return False
+        if index.by_key:  # something a mutating success could lift
+            mutating = shape.mutating
+            if mutating is None:  # kept by argument names: the values decide
+                adapter = self._adapters.get(tool, self.adapter)
+                if not isinstance(adapter, ToolCallAdapter):
+                    return False
+                mutating = adapter.mutates(tool, shape.action_class, args)
+            if mutating:
+                return False  # it may lift other calls' bans: the full path looks
         full = len(self._pending) + self._pending_refusals + 1
         if nowait and full >= self._batch:
-            return None
-        changing = changes_results(shape.action_class, args, shape.mutating)
-        digest = None if changing or result is NO_RESULT else result_digest(result)
-        now = self.clock()
+            return False
+        changing = shape.changes
+        if changing is None:
+            changing = changes_results(shape.action_class, args, bool(shape.mutating))
         progress = self._progress
+        if changing:
+            digest, now = None, 0.0
+        else:
+            digest = None if result is NO_RESULT else result_digest(result)
+            now = self.clock()
         with self._view:
             if changing:
                 progress.changed()
             elif not progress.returned_raw(tool, args, digest, now):
-                return None  # one of its results repeats, or a run may end: fingerprint it
-            self._tracker.note(Event.OK, shape.action_class, score)
+                return False  # one of its results repeats, or a run may end: fingerprint it
+            if score is None:
+                self._tracker.ok(shape.action_class)
+            else:
+                self._tracker.note(Event.OK, shape.action_class, score)
             self._pending.append((tool, shape.action_class))
         if full >= self._batch:
             self.flush()
         outcome_signals(tool, None, None, (), (), self.scope)
-        return RecordResult(None, (), (), self._tracker.convergence)
+        return True
 
     def _note_progress(
         self, call: Call, changing: bool, digest: Hashable | None, now: float

@@ -66,6 +66,11 @@ class ArgBinder:
         self._defaults = tuple((p.name, p.default) for p in params if p.default is not _P.empty)
         self._kinds = {p.name: p.kind for p in params}
         self._simple = all(p.kind in (_P.POSITIONAL_OR_KEYWORD, _P.KEYWORD_ONLY) for p in params)
+        # a function's call with every argument by position, nothing to leave out: the names
+        # zipped with the arguments
+        self._plain = (
+            self._simple and not self.dropped and len(self._positional) == len(self._names)
+        )
 
     def names(self) -> tuple[str, ...]:
         """Return the names of every parameter, in order."""
@@ -83,6 +88,8 @@ class ArgBinder:
         A call that does not fit the signature (the tool will raise ``TypeError`` itself)
         binds as ``{"*args": [...], **kwargs}`` so that the failure can still be recorded.
         """
+        if instance is None and self._plain and not kwargs and len(args) == len(self._names):
+            return dict(zip(self._names, args, strict=True))
         first = self._first if instance is not None else None
         full = (instance, *args) if first is not None else args
         bound = self._fast(full, kwargs) if self._simple else None

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from scarguard.guard.tally import Tally
     from scarguard.memory import FailureMemory
 
-__all__ = ["Attempt"]
+__all__ = ["Attempt", "quick_decision"]
 
 _OPEN, _OK, _FAILED = "open", "ok", "failed"
 _BLAME_FIELD = {
@@ -41,6 +41,20 @@ _BLAME_FIELD = {
     Blame.HARNESS: "harness_failures",
     Blame.UNKNOWN: "unknown_failures",
 }
+
+
+def _described(
+    memory: FailureMemory, tool: str, args: Mapping[str, Any], targets: Sequence[str] | None
+) -> Call:
+    try:
+        return memory.describe(tool, args, targets=targets)
+    except Exception:  # an adapter that raises: the call as given (it was allowed)
+        return Call(tool, args, targets or ())
+
+
+def quick_decision(memory: FailureMemory, tool: str, args: Mapping[str, Any]) -> Decision:
+    """The :class:`Decision` of a call allowed on the fast path, built when someone asks."""
+    return Decision(True, _described(memory, tool, args, None))
 
 
 class Attempt:
@@ -163,10 +177,12 @@ class Attempt:
 
     def _quick_call(self) -> Call:
         """The :class:`Call` of a fast-path attempt, described only when someone asks."""
-        try:
-            return self.memory.describe(self.tool, self._args, targets=self._targets)
-        except Exception:  # an adapter that raises: the call as given (it was allowed)
-            return Call(self.tool, self._args, self._targets or ())
+        return _described(self.memory, self.tool, self._args, self._targets)
+
+    def allowed_quickly(self, started: float) -> None:
+        """Take the fast path's verdict its driver reached (calls counted, started then)."""
+        self._quick = True
+        self._started = started
 
     # -- settling the outcome --------------------------------------------------------------
 

@@ -52,22 +52,27 @@ _TALLIES: weakref.WeakSet[Tally] = weakref.WeakSet()
 
 
 class Tally:
-    """The live counters behind :class:`ToolStats`, safe to bump from any thread."""
+    """The live counters behind :class:`ToolStats`, safe to bump from any thread.
+
+    Attributes:
+        lock: Held while a counter changes or is read.
+        counts: The counters by field name (change them only holding ``lock``).
+    """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self._counts = dict.fromkeys(_FIELDS, 0)
+        self.counts = dict.fromkeys(_FIELDS, 0)
         _TALLIES.add(self)
 
     def bump(self, field: str, by: int = 1) -> None:
         """Add ``by`` to the counter ``field``."""
         with self.lock:
-            self._counts[field] += by
+            self.counts[field] += by
 
     def snapshot(self) -> ToolStats:
         """Return the counters as a frozen :class:`ToolStats`."""
         with self.lock:
-            return ToolStats(**self._counts)
+            return ToolStats(**self.counts)
 
 
 @_fork.in_child

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextvars
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -19,10 +20,15 @@ from scarguard.guard._report import Reporter
 from scarguard.guard.binding import ArgBinder
 from scarguard.guard.failure_checks import describe_failure
 from scarguard.guard.options import MEMORY_UNAVAILABLE, GuardOptions
-from scarguard.guard.step import Attempt
+from scarguard.guard.step import Attempt, quick_decision
 from scarguard.guard.tally import Tally, ToolStats
+from scarguard.learning.progress import NO_RESULT
 from scarguard.memory import FailureMemory, default_memory
 from scarguard.model import Decision
+
+_RECORD = FailureMemory.record
+_Allowed = tuple[FailureMemory, str, Mapping[str, Any]]
+"""A call allowed on the lean path: its memory, tool and arguments (its Decision, when asked)."""
 
 __all__ = ["MEMORY_UNAVAILABLE", "GuardOptions", "ToolGuard", "ToolStats", "warning_note"]
 
@@ -57,10 +63,13 @@ class ToolGuard:
         self.enabled = True
         self.explicit_memory = memory
         self._binder = binder
+        # the lean path (see call_sync) needs no targets resolved and no result inspected
+        self._lean = options.targets is None and options.failure_when is None
         self._tally = Tally()
         self._report = Reporter(options.name, fail_closed=options.fail_closed, tally=self._tally)
         # the latest step, not its decision: a fast-path step builds its Decision when asked
-        self._last: contextvars.ContextVar[Attempt | None] = contextvars.ContextVar(
+        # (a lean call leaves its memory and arguments, see call_sync)
+        self._last: contextvars.ContextVar[Attempt | _Allowed | None] = contextvars.ContextVar(
             f"scarguard_last_decision_{options.name}", default=None
         )
 
@@ -73,6 +82,9 @@ class ToolGuard:
     def last_decision(self) -> Decision | None:
         """The latest decision in the current thread or task (``None`` before any)."""
         step = self._last.get()
+        if type(step) is tuple:
+            return quick_decision(*step)
+        assert not isinstance(step, tuple)
         return None if step is None or step.check_error is not None else step.decision
 
     @property
@@ -88,7 +100,9 @@ class ToolGuard:
 
     def begin(self, instance: object, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> Attempt:
         """Return the guard step of one call, its arguments bound by name (not yet checked)."""
-        bound = self._binder.bind(instance, args, kwargs)
+        return self._step(self._binder.bind(instance, args, kwargs))
+
+    def _step(self, bound: dict[str, Any]) -> Attempt:
         targets = self._resolve_targets(bound) if self.options.targets is not None else None
         try:
             memory: FailureMemory | None = self.memory
@@ -172,10 +186,73 @@ class ToolGuard:
         """Run a synchronous call under guard (the wrapt wrapper)."""
         if not self.enabled:
             return wrapped(*args, **kwargs)
-        step = self.begin(instance, args, kwargs)
-        step.enter()
+        if self._lean:
+            # The lean path: a call the memory knows nothing about (its fast path) runs and
+            # its success is counted with no step built; anything else, or a failure, goes
+            # on with a step as if it had been built from the start.
+            bound = self._binder.bind(instance, args, kwargs)
+            shape = None
+            try:
+                memory = self.explicit_memory or default_memory()
+                # a memory whose record() is its own (an instance's or subclass's) records
+                # every outcome through it: the step
+                if "record" not in memory.__dict__ and type(memory).record is _RECORD:
+                    shape = memory._clean_check(self.name, bound)
+            except Exception:  # the step's own check reports what is wrong
+                pass
+            if shape is None:
+                step = self._step(bound)
+                step.enter()
+            else:
+                tally = self._tally
+                with tally.lock:
+                    tally.counts["calls"] += 1
+                self._last.set((memory, self.name, bound))
+                started = time.perf_counter()
+                try:
+                    result = wrapped(*args, **kwargs)
+                except Exception as exc:
+                    step = self._allowed_step(bound, started)
+                    step.failed(exc)
+                    step.record()
+                    if (wait := step.retry_wait()) is None:
+                        raise
+                    step.pause(wait)
+                    return self._run_sync(step, wrapped, args, kwargs)
+                kept = NO_RESULT if result is None else result
+                try:
+                    counted = memory._count_success(self.name, bound, None, shape, kept)
+                except Exception:  # the step's record reports what is wrong
+                    counted = False
+                if counted:
+                    with tally.lock:
+                        tally.counts["succeeded"] += 1
+                    return result
+                step = self._allowed_step(bound, started)
+                step.succeeded(result)
+                step.record()
+                return self.deliver(step, result)  # a success is never retried
+        else:
+            step = self.begin(instance, args, kwargs)
+            step.enter()
         if (refusal := self.checked(step)) is not None:
             return refusal
+        return self._run_sync(step, wrapped, args, kwargs)
+
+    def _allowed_step(self, bound: dict[str, Any], started: float) -> Attempt:
+        """The step of a lean call, allowed on the fast path at ``started`` (see call_sync)."""
+        step = self._step(bound)
+        step.allowed_quickly(started)
+        self._last.set(step)
+        return step
+
+    def _run_sync(
+        self,
+        step: Attempt,
+        wrapped: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         while True:
             try:
                 result = wrapped(*args, **kwargs)

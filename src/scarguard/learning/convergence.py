@@ -50,6 +50,17 @@ class SessionTracker:
     loop_reason: str = ""
     """Why the latest call is a no-progress repeat ("" when it is not)."""
 
+    def ok(self, action_class: str | None) -> None:
+        """Add one unscored success (``note(Event.OK, action_class)``, the common case)."""
+        self.loop_reason = ""
+        self.attempts += 1
+        self.bad_run = 0
+        if action_class:
+            before = self.last_by_class.get(action_class)
+            self.last_by_class[action_class] = Event.OK
+            if before is Event.BLOCKED:
+                self.blocked_classes -= 1
+
     def note(self, event: Event, action_class: str | None, score: float | None = None) -> None:
         """Add one call's fate to the history."""
         self.loop_reason = ""

@@ -64,21 +64,32 @@ class WalIndex:
         self._identity: tuple[int, int] | None = None
         self.enabled = os.name == "posix"
 
-    def header(self) -> bytes | None:
-        """Return the current header, or ``None`` when it cannot be trusted right now."""
+    def read(self) -> bytes | None:
+        """Return both copies of the header as they are now (``None``: cannot be read).
+
+        Bytes equal to ones :meth:`trusted` accepted are trusted too: the one read of a
+        check that nothing moved.
+        """
         fd = self._fd
         if fd is None:
             return None
         try:
-            both = os.pread(fd, 2 * _HEADER, 0)
+            return os.pread(fd, 2 * _HEADER, 0)
         except OSError:
             return None
-        if len(both) < 2 * _HEADER:
-            return None  # truncated by a first connection that is rebuilding it
+
+    @staticmethod
+    def trusted(both: bytes | None) -> bool:
+        """Return whether what :meth:`read` returned is a whole, settled header."""
+        if both is None or len(both) < 2 * _HEADER:
+            return False  # unreadable, or truncated by a first connection rebuilding it
         first = both[:_HEADER]
-        if first != both[_HEADER:] or not first[_IS_INIT]:
-            return None  # being written, or not initialised: ask SQLite
-        return first
+        return first == both[_HEADER:] and bool(first[_IS_INIT])  # else: being written
+
+    def header(self) -> bytes | None:
+        """Return the current header, or ``None`` when it cannot be trusted right now."""
+        both = self.read()
+        return both[:_HEADER] if both is not None and self.trusted(both) else None
 
     def refresh(self) -> None:
         """Find the ``-shm`` file again: it may have been created or replaced since."""

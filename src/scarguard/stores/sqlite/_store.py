@@ -291,18 +291,17 @@ class SQLiteStore(SQLReads):
             if not self._db.still_the_file():
                 self._own = next(self._commits)
             self._wal.refresh()
-        header = self._wal.header()
+        header = self._wal.read()
         local = self._db.local
         own = self._own
-        if header is not None:
-            seen = getattr(local, "generation", None)
-            if seen is not None and seen[0] == header and seen[1] == own:
-                cached: Hashable = seen[2]
-                return cached
+        seen = getattr(local, "generation", None)
+        if seen is not None and seen[0] == header and seen[1] == own:
+            cached: Hashable = seen[2]  # the same bytes as a header trusted before
+            return cached
         token = (int(self._db.get().execute("PRAGMA data_version").fetchone()[0]), own)
         # the header was read before the statement: a commit in between moves it again, so
         # the next call reads the statement again (never a token older than the header)
-        local.generation = None if header is None else (header, own, token)
+        local.generation = (header, own, token) if self._wal.trusted(header) else None
         return token
 
     def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
