@@ -271,6 +271,9 @@ class CheckingMixin:
             hits = list(index.match(call, self.adapter_for(call.tool), now)) if index else []
         if hits:
             hits = [v for v in hits if not self._revalidator.stale(v.constraint)]
+        elif not progress.hot:  # nothing applies (the common case): nothing to say
+            decision_signals(call.tool, "allowed", (), self.scope)
+            return Decision(True, call), False
         with self._view:
             loop = progress.violation(call, now) if progress.hot else None
             if loop is not None:

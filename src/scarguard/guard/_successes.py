@@ -96,8 +96,10 @@ class SuccessMixin:
         # check() revalidated the index just before this call ran; asking the store again
         # would double the cost of every success for a lift that can wait one call.
         index = self._index
-        # "Already up to date.": this run changed nothing (only asked when something may lift)
-        quiet = bool(index) and reports_no_change(result)
+        mutating = adapter.mutating(call)
+        # "Already up to date.": this run changed nothing (only asked when something may lift
+        # and the call would change the world otherwise: only then does the answer matter)
+        quiet = bool(index) and mutating and reports_no_change(result)
         lift = bool(index) and bool(
             liftable(index, call, adapter, self.policy, changed_nothing=quiet)
         )
@@ -107,7 +109,7 @@ class SuccessMixin:
         )
         if nowait and (lift or full):
             return None
-        changing = may_change(call, adapter.mutating(call))
+        changing = may_change(call, mutating)
         digest = None if changing or result is NO_RESULT else result_digest(result)
         with self._view:
             self._tracker.note(Event.OK, call.action_class, score)

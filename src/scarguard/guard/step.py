@@ -179,6 +179,21 @@ class Attempt:
         """The :class:`Call` of a fast-path attempt, described only when someone asks."""
         return _described(self.memory, self.tool, self._args, self._targets)
 
+    def adopt_check(self, call: Call, decision: Decision, *, started: float | None = None) -> None:
+        """Take the check its driver made of the call, as entering the block would have.
+
+        Args:
+            call: The call the memory described.
+            decision: What the memory decided.
+            started: When the call, allowed and counted by the driver, started running
+                (``None``: count the decision now, as entering does).
+        """
+        self._call = call
+        if started is None:
+            self._checked(decision)
+        else:
+            self._decision, self._started = decision, started
+
     def allowed_quickly(self, started: float) -> None:
         """Take the fast path's verdict its driver reached (calls counted, started then)."""
         self._quick = True
@@ -314,6 +329,10 @@ class Attempt:
         """Check the call now, as entering a ``with`` block does (see :meth:`check`)."""
         if not self._try_quick(False):
             self._check_full()
+
+    def enter_full(self) -> None:
+        """Check the call by the full path (for a driver that found the fast one closed)."""
+        self._check_full()
 
     async def enter_async(self) -> None:
         """Check the call without waiting on the store on the event loop."""

@@ -24,7 +24,7 @@ from scarguard.guard.step import Attempt, quick_decision
 from scarguard.guard.tally import Tally, ToolStats
 from scarguard.learning.progress import NO_RESULT
 from scarguard.memory import FailureMemory, default_memory
-from scarguard.model import Decision
+from scarguard.model import Call, Decision
 
 _RECORD = FailureMemory.record
 _Allowed = tuple[FailureMemory, str, Mapping[str, Any]]
@@ -69,8 +69,8 @@ class ToolGuard:
         self._report = Reporter(options.name, fail_closed=options.fail_closed, tally=self._tally)
         # the latest step, not its decision: a fast-path step builds its Decision when asked
         # (a lean call leaves its memory and arguments, see call_sync)
-        self._last: contextvars.ContextVar[Attempt | _Allowed | None] = contextvars.ContextVar(
-            f"scarguard_last_decision_{options.name}", default=None
+        self._last: contextvars.ContextVar[Attempt | Decision | _Allowed | None] = (
+            contextvars.ContextVar(f"scarguard_last_decision_{options.name}", default=None)
         )
 
     @property
@@ -82,10 +82,11 @@ class ToolGuard:
     def last_decision(self) -> Decision | None:
         """The latest decision in the current thread or task (``None`` before any)."""
         step = self._last.get()
-        if type(step) is tuple:
+        if step is None or isinstance(step, Decision):
+            return step
+        if isinstance(step, tuple):
             return quick_decision(*step)
-        assert not isinstance(step, tuple)
-        return None if step is None or step.check_error is not None else step.decision
+        return None if step.check_error is not None else step.decision
 
     @property
     def _lock(self) -> threading.Lock:
@@ -186,65 +187,133 @@ class ToolGuard:
         """Run a synchronous call under guard (the wrapt wrapper)."""
         if not self.enabled:
             return wrapped(*args, **kwargs)
-        if self._lean:
-            # The lean path: a call the memory knows nothing about (its fast path) runs and
-            # its success is counted with no step built; anything else, or a failure, goes
-            # on with a step as if it had been built from the start.
-            bound = self._binder.bind(instance, args, kwargs)
-            shape = None
-            try:
-                memory = self.explicit_memory or default_memory()
-                # a memory whose record() is its own (an instance's or subclass's) records
-                # every outcome through it: the step
-                if "record" not in memory.__dict__ and type(memory).record is _RECORD:
-                    shape = memory._clean_check(self.name, bound)
-            except Exception:  # the step's own check reports what is wrong
-                pass
-            if shape is None:
-                step = self._step(bound)
-                step.enter()
-            else:
-                tally = self._tally
-                with tally.lock:
-                    tally.counts["calls"] += 1
-                self._last.set((memory, self.name, bound))
-                started = time.perf_counter()
-                try:
-                    result = wrapped(*args, **kwargs)
-                except Exception as exc:
-                    step = self._allowed_step(bound, started)
-                    step.failed(exc)
-                    step.record()
-                    if (wait := step.retry_wait()) is None:
-                        raise
-                    step.pause(wait)
-                    return self._run_sync(step, wrapped, args, kwargs)
-                kept = NO_RESULT if result is None else result
-                try:
-                    counted = memory._count_success(self.name, bound, None, shape, kept)
-                except Exception:  # the step's record reports what is wrong
-                    counted = False
-                if counted:
-                    with tally.lock:
-                        tally.counts["succeeded"] += 1
-                    return result
-                step = self._allowed_step(bound, started)
-                step.succeeded(result)
-                step.record()
-                return self.deliver(step, result)  # a success is never retried
-        else:
+        if not self._lean:
             step = self.begin(instance, args, kwargs)
             step.enter()
+            return self._after_check(step, wrapped, args, kwargs)
+        # The lean paths: a call is checked, run and its success counted with no step built;
+        # a refusal, a warning, a failure, or anything else goes on with a step as if it had
+        # been built from the start.
+        bound = self._binder.bind(instance, args, kwargs)
+        try:
+            memory: FailureMemory | None = self.explicit_memory or default_memory()
+        except Exception:  # the step reports it
+            memory = None
+        # a memory whose record() is its own (an instance's or a subclass's) records every
+        # outcome through it: the step
+        if memory is None or "record" in memory.__dict__ or type(memory).record is not _RECORD:
+            step = self._step(bound)
+            step.enter()
+            return self._after_check(step, wrapped, args, kwargs)
+        try:
+            shape = memory._clean_check(self.name, bound)
+        except Exception:  # the full check reports what is wrong
+            shape = None
+        if shape is None:
+            return self._described_sync(memory, bound, wrapped, args, kwargs)
+        tally = self._tally
+        with tally.lock:
+            tally.counts["calls"] += 1
+        self._last.set((memory, self.name, bound))
+        started = time.perf_counter()
+        try:
+            result = wrapped(*args, **kwargs)
+        except Exception as exc:
+            step = self._resumed(bound, started, None)
+            step.failed(exc)
+            if not self._retries(step):
+                raise
+            return self._run_sync(step, wrapped, args, kwargs)
+        kept = NO_RESULT if result is None else result
+        try:
+            counted = memory._count_success(self.name, bound, None, shape, kept)
+        except Exception:  # the step's record reports what is wrong
+            counted = False
+        if counted:
+            with tally.lock:
+                tally.counts["succeeded"] += 1
+            return result
+        step = self._resumed(bound, started, None)
+        step.succeeded(result)
+        step.record()
+        return self.deliver(step, result)  # a success is never retried
+
+    def _described_sync(
+        self,
+        memory: FailureMemory,
+        bound: dict[str, Any],
+        wrapped: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
+        """The lean path of a call described and checked in full (see :meth:`call_sync`)."""
+        try:
+            call = memory.describe(self.name, bound)
+            decision = memory._check_described(call, self.options.enforce)
+        except Exception:  # the step checks again, and reports what is wrong
+            step = self._step(bound)
+            step.enter_full()
+            return self._after_check(step, wrapped, args, kwargs)
+        if not decision.allowed or decision.shadow or decision.warnings:
+            step = self._step(bound)
+            step.adopt_check(call, decision)
+            return self._after_check(step, wrapped, args, kwargs)
+        tally = self._tally
+        with tally.lock:
+            tally.counts["calls"] += 1
+        self._last.set(decision)
+        started = time.perf_counter()
+        try:
+            result = wrapped(*args, **kwargs)
+        except Exception as exc:
+            step = self._resumed(bound, started, (call, decision))
+            step.failed(exc)
+            if not self._retries(step):
+                raise
+            return self._run_sync(step, wrapped, args, kwargs)
+        kept = NO_RESULT if result is None else result
+        try:
+            if memory._shadow:  # a would-be refusal may await this call's outcome
+                elapsed = (time.perf_counter() - started) * 1000.0
+                memory.record(call, bound, ok=True, duration_ms=elapsed, result=kept)
+            else:
+                memory._record_success(call, None, kept)
+        except Exception as exc:
+            self._report("record", exc)
+        with tally.lock:
+            tally.counts["succeeded"] += 1
+        return result
+
+    def _resumed(
+        self, bound: dict[str, Any], started: float, checked: tuple[Call, Decision] | None
+    ) -> Attempt:
+        """The step of a lean call allowed at ``started`` (on the fast path: ``checked`` None)."""
+        step = self._step(bound)
+        if checked is None:
+            step.allowed_quickly(started)
+        else:
+            step.adopt_check(*checked, started=started)
+        self._last.set(step)
+        return step
+
+    def _retries(self, step: Attempt) -> bool:
+        """Record a lean call's failure; return whether to try again (after the pause)."""
+        step.record()
+        if (wait := step.retry_wait()) is None:
+            return False
+        step.pause(wait)
+        return True
+
+    def _after_check(
+        self,
+        step: Attempt,
+        wrapped: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> Any:
         if (refusal := self.checked(step)) is not None:
             return refusal
         return self._run_sync(step, wrapped, args, kwargs)
-
-    def _allowed_step(self, bound: dict[str, Any], started: float) -> Attempt:
-        """The step of a lean call, allowed on the fast path at ``started`` (see call_sync)."""
-        step = self._step(bound)
-        step.allowed_quickly(started)
-        self._last.set(step)
-        return step
 
     def _run_sync(
         self,

@@ -69,6 +69,7 @@ from scarguard.stores.sqlite._shm import WalIndex
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
+_monotonic = time.monotonic
 _STAT_EVERY = 0.5
 """Seconds between checks, on the read path, that the database file is still the one open."""
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
@@ -285,7 +286,7 @@ class SQLiteStore(SQLReads):
         is still the one open (see ``Connections.still_the_file``); a file created afresh
         changes the token.
         """
-        now = time.monotonic()
+        now = _monotonic()
         if now >= self._next_stat:  # a stat per half second on the hot path; writes: always
             self._next_stat = now + _STAT_EVERY
             if not self._db.still_the_file():
@@ -293,11 +294,11 @@ class SQLiteStore(SQLReads):
             self._wal.refresh()
         header = self._wal.read()
         local = self._db.local
-        own = self._own
         seen = getattr(local, "generation", None)
-        if seen is not None and seen[0] == header and seen[1] == own:
+        if seen is not None and seen[0] == header and seen[1] == self._own:
             cached: Hashable = seen[2]  # the same bytes as a header trusted before
             return cached
+        own = self._own
         token = (int(self._db.get().execute("PRAGMA data_version").fetchone()[0]), own)
         # the header was read before the statement: a commit in between moves it again, so
         # the next call reads the statement again (never a token older than the header)
