@@ -221,5 +221,6 @@ def canonical_json(value: Any) -> str:
 def fingerprint(tool: str, args: Mapping[str, Any]) -> str:
     """Return the fingerprint of a call: a hash of the tool and its canonical arguments."""
     safe = args if _is_flat(args) else to_jsonable(args)
-    payload = _encode({"args": safe, "tool": to_jsonable(tool)})
+    name = tool if type(tool) is str and len(tool) <= MAX_STRING else to_jsonable(tool)
+    payload = _encode({"args": safe, "tool": name})
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:24]

@@ -277,7 +277,15 @@ class ToolCallAdapter:
 
         Only strings (and path-like objects) count; lists of them are flattened.
         """
-        return self.normalise_targets(v for k, v in args.items() if k in self.target_keys)
+        keys = self.target_keys
+        found: list[str] = []
+        for key, value in args.items():
+            if key in keys:
+                if type(value) is not str:  # lists, paths, other values: the general walk
+                    return self.normalise_targets(v for k, v in args.items() if k in keys)
+                if value:
+                    found.append(self.normalise_target(value))
+        return tuple(dict.fromkeys(found)) if found else ()
 
     def normalise_target(self, target: str) -> str:
         """Return ``target`` normalised: URLs verbatim, paths through ``normpath``.

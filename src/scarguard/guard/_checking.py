@@ -186,7 +186,9 @@ class CheckingMixin:
         targets when it may have some, and no loop of the tool's calls running (see
         :meth:`ConstraintIndex.quiet`). Then no fingerprint is computed, no :class:`Call`
         built; ``None`` sends the call through :meth:`check`. With ``nowait`` nothing
-        touches the store (``None`` when the index's currency is not known without I/O).
+        touches the store (``None`` when the index's currency is not known without I/O);
+        without, a ``None`` returned (not raised) leaves the index current as of this check
+        (:meth:`_check_indexed` may decide the described call).
         """
         if nowait:
             if self._generation is UNLOADED:
@@ -225,6 +227,15 @@ class CheckingMixin:
         now = self.clock()
         enforcing = self.enforce if enforce is None else bool(enforce)
         decision, full = self._decide(call, self._current_index(now), now, enforcing)
+        if full:
+            self.flush()
+        return decision
+
+    def _check_indexed(self, call: Call, enforce: bool | None = None) -> Decision:
+        """:meth:`_check_described` against the index as it is (a check just validated it)."""
+        now = self.clock()
+        enforcing = self.enforce if enforce is None else bool(enforce)
+        decision, full = self._decide(call, self._index, now, enforcing)
         if full:
             self.flush()
         return decision

@@ -208,8 +208,10 @@ class ToolGuard:
         try:
             shape = memory._clean_check(self.name, bound)
         except Exception:  # the full check reports what is wrong
-            shape = None
-        if shape is None:
+            step = self._step(bound)
+            step.enter_full()
+            return self._after_check(step, wrapped, args, kwargs)
+        if shape is None:  # the index is current: decide on the described call
             return self._described_sync(memory, bound, wrapped, args, kwargs)
         tally = self._tally
         with tally.lock:
@@ -249,7 +251,7 @@ class ToolGuard:
         """The lean path of a call described and checked in full (see :meth:`call_sync`)."""
         try:
             call = memory.describe(self.name, bound)
-            decision = memory._check_described(call, self.options.enforce)
+            decision = memory._check_indexed(call, self.options.enforce)
         except Exception:  # the step checks again, and reports what is wrong
             step = self._step(bound)
             step.enter_full()
