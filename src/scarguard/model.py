@@ -165,6 +165,32 @@ class Call:
     params: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze_mapping)
     changed: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
 
+    @classmethod
+    def described(
+        cls,
+        tool: str,
+        args: Mapping[str, Any],
+        targets: tuple[str, ...],
+        action_class: str | None,
+        fingerprint: str,
+    ) -> Call:
+        """Return the call an adapter described: ``Call(tool, args, targets, ...)``.
+
+        For targets that are a tuple of strings already (what adapters make), without
+        converting them again: this runs on every described call. ``args`` are frozen as
+        always.
+        """
+        call = object.__new__(cls)
+        put = object.__setattr__
+        put(call, "tool", tool)
+        put(call, "args", freeze_mapping(args))
+        put(call, "targets", targets)
+        put(call, "action_class", action_class)
+        put(call, "fingerprint", fingerprint)
+        put(call, "params", EMPTY)
+        put(call, "changed", ())
+        return call
+
 
 @attrs.frozen
 class Outcome:

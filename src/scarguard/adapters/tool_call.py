@@ -373,12 +373,8 @@ class ToolCallAdapter:
             previous: Unused: tool calls carry no parameter deltas.
         """
         found = self.extract_targets(args) if targets is None else self.normalise_targets(targets)
-        return Call(
-            tool=tool,
-            args=args,
-            targets=found,
-            action_class=self.classify_action(tool, args),
-            fingerprint=self.fingerprint(tool, args),
+        return Call.described(
+            tool, args, found, self.classify_action(tool, args), self.fingerprint(tool, args)
         )
 
     def blame(self, signature: Signature, outcome: Outcome) -> Blame | None:

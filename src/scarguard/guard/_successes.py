@@ -112,7 +112,10 @@ class SuccessMixin:
         changing = may_change(call, mutating)
         digest = None if changing or result is NO_RESULT else result_digest(result)
         with self._view:
-            self._tracker.note(Event.OK, call.action_class, score)
+            if score is None:
+                self._tracker.ok(call.action_class)
+            else:
+                self._tracker.note(Event.OK, call.action_class, score)
             if call.params:
                 self._last_ok[call.tool] = call
             self._note_progress(call, changing, digest, self.clock())
