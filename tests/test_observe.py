@@ -502,3 +502,20 @@ def test_a_settled_workspace_still_lifts_when_a_manifest_changes(
     assert memory.constraints() == []
     memory.record("bash", {"command": "pytest -q"}, error=PYTEST_FAILED)
     assert len(memory.constraints()) == 1  # counted, with fresh tokens: refused at once
+
+
+def test_one_observer_answers_each_set_of_paths_on_its_own(tmp_path: Path) -> None:
+    """Sets of paths sharing folders, asked in turn, each get their own tokens."""
+    observer = LocalObserver(tmp_path)
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("a")
+    (tmp_path / "sub" / "b.txt").write_text("b")
+    _settle(tmp_path, tmp_path / "sub", tmp_path / "a.txt")
+    a, b = str(tmp_path / "a.txt"), str(tmp_path / "sub" / "b.txt")
+    gone, gone_too = str(tmp_path / "gone"), str(tmp_path / "sub" / "gone")
+    for _ in range(2):
+        both = observer.observe([a, gone, b, gone_too])
+        assert both[gone] == both[gone_too] == MISSING
+        assert MISSING not in (both[a], both[b])
+        assert observer.observe([gone_too, b]) == {gone_too: MISSING, b: both[b]}
+        assert observer.observe([a]) == {a: both[a]}

@@ -39,6 +39,8 @@ remembered (nanoseconds): longer than any filesystem's timestamp tick (FAT's is 
 later change always moves its ``mtime``."""
 _REMEMBERED = 4096
 """Digests and directory listings remembered per observer (all forgotten when full)."""
+_PLANS = 256
+"""Sets of paths observed together whose layout is remembered, per observer."""
 
 
 def _root(value: str | os.PathLike[str]) -> str:
@@ -168,12 +170,7 @@ class _Listing:
     def __init__(self, observer: LocalObserver, paths: Sequence[str]) -> None:
         self._observer = observer
         self._names: dict[str, frozenset[str] | None] = {}
-        split = observer._seen.split
-        self._parts = parts = {path: split(path) for path in paths}
-        counts: dict[str, int] = {}
-        for folder, _ in parts.values():
-            counts[folder] = counts.get(folder, 0) + 1
-        self._listed = {folder for folder, n in counts.items() if n > 1}
+        self._parts, self._listed = observer._seen.plan(paths)
 
     def may_exist(self, path: str) -> bool:
         """Return ``False`` only when the path's directory was listed without it."""
@@ -206,12 +203,33 @@ def _settled(info: os.stat_result) -> bool:
 class _Seen:
     """What an observer read and may trust again while the stat data is unchanged."""
 
-    __slots__ = ("digests", "listings", "parts")
+    __slots__ = ("digests", "listings", "parts", "plans")
 
     def __init__(self) -> None:
         self.digests: dict[str, tuple[str, str]] = {}  # path: (stat head, digest)
         self.listings: dict[str, tuple[tuple[int, int, int], frozenset[str]]] = {}
         self.parts: dict[str, tuple[str, str]] = {}  # path: (its folder, its name)
+        # paths observed together: (each one's folder and name, the folders worth listing)
+        self.plans: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], set[str]]] = {}
+
+    def plan(self, paths: Sequence[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
+        """Return each path's folder and name, and the folders holding more than one of them.
+
+        A failure's dependencies are the same paths again and again (the manifests of its
+        command): the answer is remembered per tuple of paths.
+        """
+        key = tuple(paths)
+        plan = self.plans.get(key)
+        if plan is None:
+            parts = {path: self.split(path) for path in key}
+            counts: dict[str, int] = {}
+            for folder, _ in parts.values():
+                counts[folder] = counts.get(folder, 0) + 1
+            plan = (parts, {folder for folder, n in counts.items() if n > 1})
+            if len(self.plans) >= _PLANS:
+                self.plans.clear()
+            self.plans[key] = plan
+        return plan
 
     def split(self, path: str) -> tuple[str, str]:
         """Return ``os.path.split(path)`` (the same paths are observed again and again)."""

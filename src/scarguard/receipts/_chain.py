@@ -77,7 +77,16 @@ def _no_floats(value: Any) -> Any:
     if kind is float:
         return repr(value)
     if kind is dict:
-        return {str(k): _no_floats(v) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():  # the leaves inline: a failure row is a flat dictionary
+            leaf = type(v)
+            if leaf in _PLAIN:
+                out[str(k)] = v
+            elif leaf is float:
+                out[str(k)] = repr(v)
+            else:
+                out[str(k)] = _no_floats(v)
+        return out
     if kind is list or kind is tuple:
         return [_no_floats(v) for v in value]
     if isinstance(value, float):
