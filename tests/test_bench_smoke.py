@@ -160,3 +160,32 @@ def test_retention_bench_purges_and_keeps_the_chain_valid(tmp_path: Path) -> Non
     assert result["deleted_failures"] == filled["failures"] - purged["failures"] > 0
     assert purged["receipts"] < filled["receipts"] and result["chain_valid_after_purge"]
     assert vacuumed["bytes"] < filled["bytes"]
+
+
+def test_stores_bench_compares_each_design_with_its_simpler_one(tmp_path: Path) -> None:
+    """The stores bench reports both designs at each history size and delay, and cleans up."""
+    result = run_bench("stores", tmp_path / "stores.json", "--delays", "0,1")
+    assert result["benchmark"] == "stores" and result["mode"] == "quick"
+    assert [row["history"] for row in result["json"]] == [100, 1000]
+    for row in result["json"]:
+        for name in ("journal_record", "whole_file_record", "journal_reload", "whole_file_reload"):
+            assert row[name]["n"] == row[f"{name}_no_fsync"]["n"] > 0
+        assert row["record_ratio"] > 0 and row["reload_ratio_no_fsync"] > 0
+        # the whole file holds every failure; the journal store's state only counters
+        assert row["whole_file_bytes"] > 10 * row["journal_state_bytes"]
+    postgres = result["postgres"]
+    assert "skipped" not in postgres, postgres
+    assert [row["one_way_delay_ms"] for row in postgres["rows"]] == [0.0, 1.0]
+    for row in postgres["rows"]:
+        assert row["watch_generation"]["n"] > row["select_generation"]["n"] > 0
+        assert row["watch_staleness"]["n"] == row["select_staleness"]["n"] > 0
+    import psycopg
+
+    from helpers.postgres import PG_URL
+
+    with psycopg.connect(PG_URL) as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM information_schema.schemata WHERE schema_name = %s",
+            (postgres["schema"],),
+        ).fetchone()
+    assert left == (0,)  # the bench dropped its schema
