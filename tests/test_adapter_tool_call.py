@@ -27,6 +27,7 @@ from scarguard.adapters import (
 )
 from scarguard.adapters.tool_call import DEFAULT_VOLATILE_KEYS, tool_words
 from scarguard.canonical import canonical_json
+from scarguard.learning.progress import changes_results
 from scarguard.model import Blame, Call, Outcome
 
 ADAPTER = ToolCallAdapter()
@@ -566,3 +567,70 @@ def test_paths_are_normalised_against_the_root() -> None:
     assert rooted.describe("read_file", {"path": "/ws/other.py"}).targets == ("/ws/other.py",)
     same = [rooted.fingerprint("read_file", {"path": p}) for p in ("./a.py", "x/../a.py", "a.py")]
     assert len(set(same)) == 1
+
+
+_SCREENED = [
+    ("read_file", {"path": "a.py"}),
+    ("read_file", {"path": ""}),
+    ("run_query", {"x": 1}),
+    ("run_query", {"sql": "select 1"}),
+    ("git", {"args": "status"}),
+    ("git", {"args": "checkout main"}),
+    ("make", {}),
+    ("bash", {"command": "rm -rf build"}),
+    ("bash", {"command": "ls"}),
+    ("tool", {"cmd": "pytest > out.txt"}),
+    ("str_replace_editor", {"command": "view", "path": "a.py"}),
+    ("str_replace_editor", {"command": "create", "path": "a.py", "file_text": "x"}),
+    ("edit", {"path": "a.py", "old": "x", "new": "y"}),
+    ("helper", {"path": "a.py"}),
+    ("helper", {"path": "", "content": "x"}),
+    ("helper", {"url": "https://example.com/a"}),
+    ("helper", {"query": "foo"}),
+    ("helper", {"old_string": "a", "new_string": "b"}),
+    ("write_file", {"file_path": "a.py", "content": "x"}),
+    ("delete_file", {"path": "a.py"}),
+    ("fetch", {"url": "https://example.com", "path": "out.html"}),
+    ("search", {"pattern": "x", "path": "src"}),
+    ("lookup", {"key": "k"}),
+]
+
+
+@pytest.mark.parametrize(("tool", "args"), _SCREENED)
+def test_screen_of_names_agrees_with_screening_the_call(tool: str, args: dict[str, Any]) -> None:
+    """What the argument names alone tell is what screening the call tells; a screen that
+    depends on the values is not given (or leaves whether it mutates to the values)."""
+    adapter = ToolCallAdapter(action_classes={"lookup": "api_call"})
+    kept = adapter.screen_of_names(tool, list(args))
+    screened = adapter.screen(tool, args)
+    if kept is None:
+        return
+    assert (kept.action_class, kept.may_target) == (screened.action_class, screened.may_target)
+    if kept.mutating is None:
+        assert adapter.mutates(tool, kept.action_class, args) is screened.mutating
+    else:
+        assert kept.mutating is screened.mutating
+    assert kept.changes is changes_results(screened.action_class, args, screened.mutating)
+
+
+def test_screen_of_names_declines_what_the_values_decide() -> None:
+    """Shell commands, editor commands and a path that decides the class are screened by value."""
+    adapter = ToolCallAdapter()
+    assert adapter.screen_of_names("bash", ["command"]) is None
+    assert adapter.screen_of_names("str_replace_editor", ["command", "path"]) is None
+    assert adapter.screen_of_names("helper", ["path", "content"]) is None
+    assert adapter.screen_of_names("read_file", ["path"]) is not None
+
+    class Own(ToolCallAdapter):
+        pass
+
+    assert Own().screen_of_names("read_file", ["path"]) is None
+
+
+def test_string_targets_are_extracted_as_the_general_walk_does() -> None:
+    """Strings (in argument order, normalised, empty ones and repeats left out) and lists."""
+    adapter = ToolCallAdapter(root="/ws")
+    assert adapter.extract_targets({"path": "/ws/a.py", "dest": "./a.py", "file": ""}) == ("a.py",)
+    assert adapter.extract_targets({"x": 1}) == ()
+    mixed = {"path": "b.py", "paths": ["c.py", "b.py"], "dir": pathlib.Path("d")}
+    assert adapter.extract_targets(mixed) == ("b.py", "c.py", "d")

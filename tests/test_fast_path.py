@@ -217,3 +217,117 @@ def test_wal_index_spares_the_change_statement(tmp_path: Path) -> None:
     finally:
         ours.close()
         theirs.close()
+
+
+def test_a_constrained_tool_is_described_once_and_runs_no_statement(
+    memory: FailureMemory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tool with constraints of its own is checked on one fingerprint against the index
+    the change token just vouched for: no statement, check and success record included."""
+
+    @guarded_tool(memory)
+    def read_file(path: str, offset: int = 0) -> str:
+        return f"{path}@{offset}"
+
+    for _ in range(2):  # the index is loaded; the first read lifts what a read lifts
+        assert read_file("present.py") == "present.py@0"
+    counted = Counted(memory, monkeypatch)
+    for i in range(1, 40):
+        assert read_file(f"present-{i % 7}.py", i) == f"present-{i % 7}.py@{i}"
+    assert counted.fingerprints == 39
+    assert counted.statements == []
+    decision = read_file.last_decision
+    assert decision is not None and decision.allowed and not decision.warnings
+    assert decision.call.args == {"path": "present-4.py", "offset": 39}
+    assert read_file.stats.calls == 41 and read_file.stats.succeeded == 41
+    with pytest.raises(ToolBlocked):  # its constraints still refuse
+        read_file("missing-1.py")
+    assert read_file.stats.blocked == 1
+
+
+def test_a_clean_tools_failure_after_the_fast_check_is_recorded_and_propagates(
+    memory: FailureMemory,
+) -> None:
+    """A call allowed on the fast path that raises: the very exception reaches the caller
+    (its traceback ends in the tool), it is recorded, counted, and its repeat refused."""
+    error = PermissionError("permission denied")
+
+    @guarded_tool(memory)
+    def deploy(target: str) -> str:
+        if target == "prod":
+            raise error
+        return "ok"
+
+    assert deploy("staging") == "ok"
+    with pytest.raises(PermissionError) as info:
+        deploy("prod")
+    assert info.value is error
+    assert info.traceback[-1].name == "deploy"
+    assert [f.tool for f in memory.recent_failures()].count("deploy") == 1
+    stats = deploy.stats
+    assert (stats.calls, stats.succeeded, stats.failures) == (2, 1, 1)
+    decision = deploy.last_decision
+    assert decision is not None and decision.allowed and decision.call.args == {"target": "prod"}
+    with pytest.raises(PermissionError):
+        deploy("prod")
+    with pytest.raises(ToolBlocked):
+        deploy("prod")
+
+
+_OTHER_PROCESS = """
+import sys
+from scarguard import FailureMemory
+memory = FailureMemory(sys.argv[1], project="shared")
+for _ in range(2):
+    memory.record("deploy", {"target": "prod"}, error="permission denied")
+memory.close()
+"""
+
+
+def test_another_process_failure_is_refused_at_the_next_guarded_call(tmp_path: Path) -> None:
+    """Failures another process commits are seen at this process's next check, after calls
+    of the tool took the fast path: the identical call is refused without running."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "shared.db"
+    memory = FailureMemory(path, project="shared")
+    runs: list[str] = []
+
+    @guarded_tool(memory, on_block="return")
+    def deploy(target: str) -> str:
+        runs.append(target)
+        return "deployed"
+
+    try:
+        for _ in range(3):
+            assert deploy("prod") == "deployed"  # never failed here: the fast path
+        done = subprocess.run(
+            [sys.executable, "-c", _OTHER_PROCESS, str(path)], capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        answer = deploy("prod")
+        assert "refused" in answer and runs == ["prod"] * 3
+        assert deploy("staging") == "deployed"  # another call of the tool still runs
+    finally:
+        memory.close()
+
+
+def test_a_replaced_record_still_sees_every_outcome(memory: FailureMemory) -> None:
+    """A memory whose record() is its own (a subclass's) records clean calls through it."""
+    seen: list[Any] = []
+
+    class Recording(FailureMemory):
+        def record(self, *args: Any, **kwargs: Any) -> Any:
+            seen.append(kwargs.get("result"))
+            return super().record(*args, **kwargs)
+
+    other = Recording(":memory:", clock=FakeClock())
+
+    @guarded_tool(other)
+    def run_query(x: int) -> int:
+        return x
+
+    assert [run_query(i) for i in range(3)] == [0, 1, 2]
+    assert seen == [0, 1, 2]
+    other.close()

@@ -177,3 +177,22 @@ def test_rows_of_frozen_values_are_plain_json() -> None:
     failure = Failure("t", "fp", "sig", Blame.AGENT, 1.0, args={"b": [1, {"c": 2}], "a": 1})
     assert json.loads(failure.to_row()["args"]) == {"a": 1, "b": [1, {"c": 2}]}
     assert Failure.from_row(failure.to_row()) == failure
+
+
+def test_a_described_call_is_the_call_built_field_by_field() -> None:
+    """Call.described makes the value Call(...) makes: equal, same hash, frozen args."""
+    args = {"path": "a.py", "n": 1}
+    fast = Call.described("read_file", args, ("a.py",), "file_read", "f" * 24)
+    built = Call(
+        tool="read_file",
+        args=args,
+        targets=["a.py"],
+        action_class="file_read",
+        fingerprint="f" * 24,
+    )
+    assert fast == built and hash(fast) == hash(built) and repr(fast) == repr(built)
+    assert fast.params == {} and fast.changed == ()
+    with pytest.raises(TypeError):
+        fast.args["path"] = "b.py"  # type: ignore[index]
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        fast.tool = "other"  # type: ignore[misc]
