@@ -260,7 +260,13 @@ class FailureMemory(CheckingMixin, SuccessMixin, FailureRecording, MaintenanceMi
             )
         if isinstance(targets, str):
             targets = (targets,)
-        call = self.adapter_for(tool).describe(tool, args or {}, targets, self._last_ok.get(tool))
+        return self._describe_args(tool, args or {}, targets)
+
+    def _describe_args(
+        self, tool: str, args: Mapping[str, Any], targets: Sequence[str] | None = None
+    ) -> Call:
+        """:meth:`describe` of a tool name and arguments known to be valid."""
+        call = self.adapter_for(tool).describe(tool, args, targets, self._last_ok.get(tool))
         self._described = call = self._safe_targets(call)
         return call
 

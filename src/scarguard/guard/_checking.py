@@ -231,11 +231,19 @@ class CheckingMixin:
             self.flush()
         return decision
 
-    def _check_indexed(self, call: Call, enforce: bool | None = None) -> Decision:
-        """:meth:`_check_described` against the index as it is (a check just validated it)."""
+    def _check_indexed(self, call: Call, enforce: bool | None = None) -> Decision | None:
+        """:meth:`_check_described` against the index as it is (a check just validated it).
+
+        Returns:
+            The decision, or ``None`` when nothing applies to the call: it is allowed with
+            nothing to say (``Decision(True, call)``, not built).
+        """
         now = self.clock()
+        hits = self._hits(call, self._index, now)
+        if hits is None:
+            return None
         enforcing = self.enforce if enforce is None else bool(enforce)
-        decision, full = self._decide(call, self._index, now, enforcing)
+        decision, full = self._decided(call, hits, now, enforcing)
         if full:
             self.flush()
         return decision
@@ -274,17 +282,35 @@ class CheckingMixin:
         constraint is observed (a stale constraint refuses nothing): the hot path stays
         untouched.
         """
+        hits = self._hits(call, index, now)
+        if hits is None:
+            return Decision(True, call), False
+        return self._decided(call, hits, now, enforce)
+
+    def _hits(self, call: Call, index: ConstraintIndex, now: float) -> list[Violation] | None:
+        """Return the constraints ``call`` runs into, not stale; ``None`` when nothing applies.
+
+        ``None`` (the common case) is an allowed call with nothing to say, its decision
+        signalled already.
+        """
         progress = self._progress
         if not index and not progress.hot:
             decision_signals(call.tool, "allowed", (), self.scope)
-            return Decision(True, call), False
+            return None
         with self._view:
             hits = list(index.match(call, self.adapter_for(call.tool), now)) if index else []
         if hits:
-            hits = [v for v in hits if not self._revalidator.stale(v.constraint)]
-        elif not progress.hot:  # nothing applies (the common case): nothing to say
+            return [v for v in hits if not self._revalidator.stale(v.constraint)]
+        if not progress.hot:
             decision_signals(call.tool, "allowed", (), self.scope)
-            return Decision(True, call), False
+            return None
+        return hits
+
+    def _decided(
+        self, call: Call, hits: list[Violation], now: float, enforce: bool
+    ) -> tuple[Decision, bool]:
+        """:meth:`_decide` on the constraints the call runs into (and a loop it may be in)."""
+        progress = self._progress
         with self._view:
             loop = progress.violation(call, now) if progress.hot else None
             if loop is not None:

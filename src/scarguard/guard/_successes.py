@@ -88,6 +88,15 @@ class SuccessMixin:
         With ``nowait`` nothing touches the store: ``None`` is returned instead when the
         success needs a round trip (a lift, a full batch, an index never loaded).
         """
+        lifted = self._count_described(call, score, result, nowait)
+        if lifted is None:
+            return None
+        return RecordResult(None, (), lifted, self._tracker.convergence)
+
+    def _count_described(
+        self, call: Call, score: float | None, result: Any = NO_RESULT, nowait: bool = False
+    ) -> tuple[Constraint, ...] | None:
+        """:meth:`_record_success`, returning only what it lifted (``None``: deferred)."""
         adapter = self.adapter_for(call.tool)
         if self._generation is UNLOADED:
             if nowait:
@@ -139,7 +148,7 @@ class SuccessMixin:
         elif full:
             self.flush()
         outcome_signals(call.tool, None, None, (), lifted, self.scope)
-        return RecordResult(None, (), lifted, self._tracker.convergence)
+        return lifted
 
     def _record_success_nowait(
         self,

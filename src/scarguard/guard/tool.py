@@ -69,7 +69,7 @@ class ToolGuard:
         self._report = Reporter(options.name, fail_closed=options.fail_closed, tally=self._tally)
         # the latest step, not its decision: a fast-path step builds its Decision when asked
         # (a lean call leaves its memory and arguments, see call_sync)
-        self._last: contextvars.ContextVar[Attempt | Decision | _Allowed | None] = (
+        self._last: contextvars.ContextVar[Attempt | Decision | Call | _Allowed | None] = (
             contextvars.ContextVar(f"scarguard_last_decision_{options.name}", default=None)
         )
 
@@ -84,6 +84,8 @@ class ToolGuard:
         step = self._last.get()
         if step is None or isinstance(step, Decision):
             return step
+        if isinstance(step, Call):  # allowed with nothing to say
+            return Decision(True, step)
         if isinstance(step, tuple):
             return quick_decision(*step)
         return None if step.check_error is not None else step.decision
@@ -250,25 +252,26 @@ class ToolGuard:
     ) -> Any:
         """The lean path of a call described and checked in full (see :meth:`call_sync`)."""
         try:
-            call = memory.describe(self.name, bound)
+            call = memory._describe_args(self.name, bound)  # a tool name and a dict: valid
             decision = memory._check_indexed(call, self.options.enforce)
         except Exception:  # the step checks again, and reports what is wrong
             step = self._step(bound)
             step.enter_full()
             return self._after_check(step, wrapped, args, kwargs)
-        if not decision.allowed or decision.shadow or decision.warnings:
+        if decision is not None and (not decision.allowed or decision.shadow or decision.warnings):
             step = self._step(bound)
             step.adopt_check(call, decision)
             return self._after_check(step, wrapped, args, kwargs)
         tally = self._tally
         with tally.lock:
             tally.counts["calls"] += 1
-        self._last.set(decision)
+        self._last.set(call if decision is None else decision)
         started = time.perf_counter()
         try:
             result = wrapped(*args, **kwargs)
         except Exception as exc:
-            step = self._resumed(bound, started, (call, decision))
+            allowed = Decision(True, call) if decision is None else decision
+            step = self._resumed(bound, started, (call, allowed))
             step.failed(exc)
             if not self._retries(step):
                 raise
@@ -279,7 +282,7 @@ class ToolGuard:
                 elapsed = (time.perf_counter() - started) * 1000.0
                 memory.record(call, bound, ok=True, duration_ms=elapsed, result=kept)
             else:
-                memory._record_success(call, None, kept)
+                memory._count_described(call, None, kept)
         except Exception as exc:
             self._report("record", exc)
         with tally.lock:
