@@ -294,11 +294,12 @@ class CheckingMixin:
         signalled already.
         """
         progress = self._progress
-        if not index and not progress.hot:
+        indexed = bool(index.by_key)
+        if not indexed and not progress.hot:
             decision_signals(call.tool, "allowed", (), self.scope)
             return None
         with self._view:
-            hits = list(index.match(call, self.adapter_for(call.tool), now)) if index else []
+            hits = list(index.match(call, self.adapter_for(call.tool), now)) if indexed else []
         if hits:
             return [v for v in hits if not self._revalidator.stale(v.constraint)]
         if not progress.hot:

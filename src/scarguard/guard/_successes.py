@@ -106,12 +106,12 @@ class SuccessMixin:
         # would double the cost of every success for a lift that can wait one call.
         index = self._index
         mutating = adapter.mutating(call)
-        # "Already up to date.": this run changed nothing (only asked when something may lift
-        # and the call would change the world otherwise: only then does the answer matter)
-        quiet = bool(index) and mutating and reports_no_change(result)
-        lift = bool(index) and bool(
-            liftable(index, call, adapter, self.policy, changed_nothing=quiet)
-        )
+        lift = quiet = False
+        if index.by_key:
+            # "Already up to date.": this run changed nothing (asked only when something
+            # may lift and the call would change the world otherwise: then it matters)
+            quiet = mutating and reports_no_change(result)
+            lift = bool(liftable(index, call, adapter, self.policy, changed_nothing=quiet))
         full = (
             len(self._pending) + self._pending_refusals + 1
             >= self._batch
