@@ -166,7 +166,11 @@ def _in_use() -> bool:
 def _otel() -> _Signals | None:
     """Return the instruments, or ``None`` when OpenTelemetry is not in use."""
     global _signals
-    if _state == "off" or (_state == _AUTO and not _in_use()):
+    if _state == "off":
+        return None
+    # (not imported at all, the common case, is answered without a call: signals run twice
+    # per guarded call)
+    if _state == _AUTO and ("opentelemetry" not in sys.modules or not _in_use()):
         return None
     signals = _signals
     if signals is None:

@@ -403,8 +403,12 @@ class ToolCallAdapter:
 
     def mutates(self, tool: str, action_class: str | None, args: Mapping[str, Any]) -> bool:
         """:meth:`mutating` of a call not described yet (its action class and arguments)."""
-        if action_class == SHELL_EXEC and not any(isinstance(v, str) for v in args.values()):
-            return self._runs_changing(tool)  # no command text: the tool's name alone
+        if action_class == SHELL_EXEC:
+            for value in args.values():
+                if isinstance(value, str):
+                    break
+            else:
+                return self._runs_changing(tool)  # no command text: the tool's name alone
         return self._mutates(tool, action_class, args)
 
     def _runs_changing(self, tool: str) -> bool:

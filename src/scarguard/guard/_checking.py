@@ -201,12 +201,14 @@ class CheckingMixin:
             index = self._index
         else:
             index = self._current_index(self.clock())
-        shape = self._shape(tool, args)
+        known = self._shapes.get((tool, *args))  # (the hit of _shape, inline: every call)
+        shape = known[1] if known is not None and known[0] is self.adapter_for(tool) else None
         if shape is None:
-            return None
+            shape = self._shape(tool, args)
+            if shape is None:
+                return None
         if not index.quiet(tool, shape.action_class, shape.may_target or bool(targets)):
             return None
-        self._screened = (tool, args, shape)  # the record of this call reuses it
         if self._progress.hot_for(tool):
             return None
         decision_signals(tool, "allowed", (), self.scope)
@@ -220,7 +222,11 @@ class CheckingMixin:
         nowait: bool = False,
     ) -> bool:
         """Return whether the call is allowed on the fast path (see :meth:`_clean_check`)."""
-        return self._clean_check(tool, args, targets, nowait) is not None
+        shape = self._clean_check(tool, args, targets, nowait)
+        if shape is None:
+            return False
+        self._screened = (tool, args, shape)  # the record of this call reuses it
+        return True
 
     def _check_described(self, call: Call, enforce: bool | None = None) -> Decision:
         """:meth:`check` of a call :meth:`describe` already made (not described again)."""
