@@ -305,7 +305,7 @@ class CheckingMixin:
             decision_signals(call.tool, "allowed", (), self.scope)
             return None
         with self._view:
-            hits = list(index.match(call, self.adapter_for(call.tool), now)) if indexed else []
+            hits = index.match(call, self.adapter_for(call.tool), now) if indexed else []
         if hits:
             return [v for v in hits if not self._revalidator.stale(v.constraint)]
         if not progress.hot:

@@ -169,7 +169,8 @@ class ConstraintIndex:
                 hits.append(
                     Violation(radius, f"{radius.reason} (this call touches {len(call.targets)})")
                 )
-        hits.sort(key=lambda v: v.constraint.level is not Level.BLOCK)
+        if len(hits) > 1:
+            hits.sort(key=lambda v: v.constraint.level is not Level.BLOCK)
         return hits
 
     def _parameter_hits(self, call: Call, adapter: Adapter, now: float) -> Iterable[Violation]:
