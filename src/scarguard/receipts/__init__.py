@@ -14,7 +14,8 @@ chain then verifies from ``F``: a chain that does not start at 1 is valid only w
 latest ``compact`` receipt names exactly where it starts, so deleting old receipts by any
 other means is still detected (and, with a key, cannot be covered up).
 
-The package: ``_chain`` (receipts, sealing, appending in a transaction, checking a chain),
+The package: ``_chain`` (receipts, sealing, appending in a transaction over the
+``ChainWriter`` primitives, checking a chain),
 ``_checkpoints`` (the checkpoint of a verified head and its MAC) and ``_verify`` (verifying a
 store: its chain read in one snapshot, its head, its checkpoint).
 """
@@ -26,6 +27,7 @@ from scarguard.receipts._chain import (
     GENESIS,
     KEY_ENV,
     Appending,
+    ChainWriter,
     Receipt,
     VerifyReport,
     reseal,
@@ -50,6 +52,7 @@ __all__ = [
     "KEY_ENV",
     "Appending",
     "Chain",
+    "ChainWriter",
     "Checkpoints",
     "FileCheckpoint",
     "Receipt",

@@ -8,7 +8,7 @@ import hmac
 import json
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
@@ -195,14 +195,16 @@ def reseal(receipt: Receipt, seq: int, prev: str, key: bytes | str | None = None
     return attrs.evolve(receipt, seq=seq, prev=prev, hash=digest)
 
 
-class Appending:
-    """How every store transaction appends a receipt: seal after the chain's head, append.
+class ChainWriter(Protocol):
+    """The primitives a store transaction gives the chain; :class:`Appending` builds on them.
 
-    A transaction class mixes this in and gives the primitives: :attr:`_chain_on` and
-    :attr:`_chain_key` (whether the store keeps the chain, and its HMAC key),
-    :meth:`_chain_head` (the head as this transaction sees it, under the write lock) and
-    :meth:`_append_receipt` (write the sealed receipt in the transaction, and take it as the
-    head).
+    Every store's transaction satisfies it (checked by mypy where each is defined): whether
+    the store keeps the chain and with which key, the chain's head as the transaction sees
+    it under the write lock, and the append of a sealed receipt in the transaction.
+
+    Attributes:
+        _chain_on: Whether the store keeps the receipt chain.
+        _chain_key: The chain's HMAC key (``None``: plain SHA-256, or ``SCARGUARD_RECEIPT_KEY``).
     """
 
     _chain_on: bool
@@ -210,13 +212,21 @@ class Appending:
 
     def _chain_head(self) -> tuple[int, str]:
         """Return ``(seq, hash)`` of the chain's head (``(0, GENESIS)`` when empty)."""
-        raise NotImplementedError
+        ...
 
     def _append_receipt(self, receipt: Receipt) -> None:
         """Write ``receipt`` in this transaction; it becomes the head."""
-        raise NotImplementedError
+        ...
 
-    def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
+
+class Appending:
+    """How every store transaction appends a receipt: seal after the chain's head, append.
+
+    A transaction class mixes this in and satisfies :class:`ChainWriter` (the primitives
+    :meth:`receipt` is built on); mypy checks both where the class is used.
+    """
+
+    def receipt(self: ChainWriter, type: str, payload: Mapping[str, Any], at: float) -> None:
         """Append a receipt to the chain in this transaction (no-op when receipts are off)."""
         if not self._chain_on:
             return

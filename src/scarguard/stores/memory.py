@@ -8,12 +8,20 @@ import itertools
 import threading
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import COMPACT, GENESIS, Appending, Chain, Receipt, verify_store
+from scarguard.receipts import (
+    COMPACT,
+    GENESIS,
+    Appending,
+    Chain,
+    ChainWriter,
+    Receipt,
+    verify_store,
+)
 from scarguard.stores.protocol import CounterValue, VerifyReport, failure_identity
 
 __all__ = ["MemoryStore"]
@@ -158,6 +166,10 @@ class _MemoryTransaction(Appending):
         chain.append(receipt)
         self._undo.append(lambda: _drop_last(chain))
         self.changed = True
+
+
+if TYPE_CHECKING:  # mypy: the transaction gives the chain its primitives
+    _CHAIN_WRITER: type[ChainWriter] = _MemoryTransaction
 
 
 class MemoryStore:

@@ -8,12 +8,12 @@ the changed tenant only after the body returns.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from scarguard.model import Constraint, Failure
-from scarguard.receipts import GENESIS, Appending, Receipt
+from scarguard.receipts import GENESIS, Appending, ChainWriter, Receipt
 from scarguard.stores.json._state import State, Tenant, TenantState
 from scarguard.stores.protocol import CounterValue, failure_identity
 
@@ -117,3 +117,7 @@ class JSONTransaction(Appending):
         self.receipts.append(receipt)
         self.receipt_seq, self.receipt_head = receipt.seq, receipt.hash
         self.changed = True
+
+
+if TYPE_CHECKING:  # mypy: the transaction gives the chain its primitives
+    _CHAIN_WRITER: type[ChainWriter] = JSONTransaction

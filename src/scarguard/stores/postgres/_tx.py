@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import psycopg
 
 from scarguard.errors import StoreError
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import Appending, Receipt
+from scarguard.receipts import Appending, ChainWriter, Receipt
 from scarguard.stores._sql import CONSTRAINT_SQL, INSERT_COLUMNS, SQLTransaction, constraint_from
 from scarguard.stores.postgres._conn import Connection
 from scarguard.stores.postgres._schema import (
@@ -151,3 +151,7 @@ class PostgresTransaction(Appending, SQLTransaction):
         self._conn.queue(INSERT_RECEIPT, (*values, receipt.hash, receipt.seq, receipt.hash))
         self._head = (receipt.seq, receipt.hash)
         self.changed = True
+
+
+if TYPE_CHECKING:  # mypy: the transaction gives the chain its primitives
+    _CHAIN_WRITER: type[ChainWriter] = PostgresTransaction

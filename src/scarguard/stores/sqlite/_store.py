@@ -35,13 +35,14 @@ import sqlite3
 import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import (
     GENESIS,
     Appending,
     Chain,
+    ChainWriter,
     FileCheckpoint,
     Receipt,
     reseal,
@@ -195,6 +196,10 @@ class _SQLiteTransaction(Appending, SQLTransaction):
     def _read_head(self) -> tuple[int, str]:
         found = self._conn.execute(_HEAD).fetchone()
         return (int(found[0]), str(found[1])) if found else (0, GENESIS)
+
+
+if TYPE_CHECKING:  # mypy: the transaction gives the chain its primitives
+    _CHAIN_WRITER: type[ChainWriter] = _SQLiteTransaction
 
 
 class SQLiteStore(SQLReads):
