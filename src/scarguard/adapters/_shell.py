@@ -374,6 +374,8 @@ _QUIET_PREFIXES: Final = ("--tb=", "--color=", "--colors", "--durations=")
 _PYTEST_FILE: Final = re.compile(
     r"^(?:[\w.@+-]+/)*(?:test_[\w.-]*|[\w.-]*_test)\.py(?:::[\w\[\].:-]+)?$"
 )
+_PYTEST_FOLDER: Final = re.compile(r"^(?:\.|\./)?(?:[\w@+-][\w.@+-]*/)*(?:[\w@+-]+/?)?$")
+"""A folder pytest collects test files in (``tests``, ``tests/unit/``, ``.``): no suffix."""
 _TESTS_FAILED: Final = re.compile(
     r"(?m)^FAILED \S|\b\d+ failed\b|^test result: FAILED\b|^Tests:\s.*\b\d+ failed\b"
 )
@@ -386,8 +388,8 @@ def selected_tests(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | Non
     ``python -m pytest -q`` is ``("pytest", ())``, a run of every test. Only a single command
     of a known runner (``pytest``, ``cargo test``, ``jest``) whose options change how it
     reports, not what it runs, and whose selection a run without one covers (pytest: files
-    named as pytest collects them by default, ``test_*.py`` or ``*_test.py``): anything else
-    is ``None``.
+    named as pytest collects them by default, ``test_*.py`` or ``*_test.py``, and folders):
+    anything else is ``None``.
     """
     command = next((args[k] for k in ("command", "cmd") if isinstance(args.get(k), str)), None)
     if command is None or _SEGMENTS.search(command) or _REDIRECT.search(command):
@@ -403,7 +405,7 @@ def selected_tests(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | Non
             continue
         if word.startswith("-") or "=" in word or "$" in word:
             return None  # an option that may choose what runs (or an unexpanded word)
-        if runner == "pytest" and not _PYTEST_FILE.match(word):
+        if runner == "pytest" and not (_PYTEST_FILE.match(word) or _PYTEST_FOLDER.match(word)):
             return None
         selection.append(word)
     return runner, tuple(selection)

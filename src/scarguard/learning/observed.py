@@ -26,6 +26,7 @@ from scarguard.learning.semantic import (
     Evidence,
     condition,
     condition_stale,
+    make_sources,
     missing_make_target,
     missing_program,
     program_paths,
@@ -78,7 +79,8 @@ def dependencies(
     """Return the paths a failure of ``call`` depends on, normalised like targets.
 
     A missing make target is also a path (a rule's prerequisite can be a file), and so are
-    the places under the root where an install may put a program not found.
+    the files make's built-in rules make it from (after the manifests: the Makefiles must be
+    among them), and the places under the root where an install may put a program not found.
     """
     found: dict[str, None] = dict.fromkeys(t for t in call.targets if _is_path(t))
     if shell_like:
@@ -93,6 +95,8 @@ def dependencies(
         for name in names:
             found[normalise(name)] = None
         found.update(_in_order(manifests_for(program_of(call))))
+        for name in make_sources(target) if target else ():
+            found[normalise(name)] = None
     return tuple(found)[:_MAX_PATHS]
 
 

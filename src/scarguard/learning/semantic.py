@@ -4,13 +4,16 @@ Most failures name what was missing: ``No rule to make target 'deploy'``, ``bad:
 found``, ``server.js:1 SyntaxError``, ``File exists: 'a.py'``, an edit's search text not in
 the file. For those kinds a ban does not need to go stale on every change of the workspace:
 
-- ``make_target``: holds while no Makefile under the root defines the target (and the
-  target is not a file there); an edit of the Makefile lifts it only if the text it put in
-  may define the target;
+- ``make_target``: holds while no Makefile under the root defines the target, the target is
+  not a file there, and no file appeared that make's built-in rules build it from
+  (``greet.sh`` or ``greet.c`` for ``greet``: :func:`make_sources`); an edit of the Makefile
+  lifts it only if the text it put in may define the target;
 - ``program``: holds while the program is neither on ``PATH`` nor a file under the root, and
   did not appear in the root's usual bin folders (``.venv/bin``, ``node_modules/.bin``...:
   a tool's shell may have them on its ``PATH`` when this process does not); a success lifts
-  it only if it installs something, changes the shell's environment or names the program;
+  it only if it installs something, changes the shell's environment or names the program.
+  Only when the command itself names the program: a script it runs that lacks one (``./run.sh``
+  failing at a line of its own) is fixed by changing the script;
 - ``named_files``: a syntax error in files the error names holds while those files and the
   manifests of the program that ran are unchanged (a Makefile edit does not fix
   ``node server.js``);
@@ -22,8 +25,9 @@ the file. For those kinds a ban does not need to go stale on every change of the
   depends on stays as for any command, and it is not deterministic.
 - ``tests`` (a refinement, not a condition): a test run that selects tests (``pytest
   test_a.py``) and whose output says tests failed; a success of the same runner without a
-  selection, in the same place, ran every test it selects, so it counts as a success of it
-  (``covered_by``). Everything else stays as for any command, and it is not deterministic.
+  selection, or with one that holds every test it selects (a folder or file above them), in
+  the same place, ran them all, so it counts as a success of it (``covered_by``).
+  Everything else stays as for any command, and it is not deterministic.
 
 A condition is only put in force when the observer confirmed it when the failure was
 recorded (the Makefile is here and lacks the target, the named file is here, the program is
@@ -66,6 +70,7 @@ __all__ = [
     "make_defines",
     "make_goals",
     "make_reach",
+    "make_sources",
     "missing_make_target",
     "missing_program",
     "program_paths",
@@ -128,6 +133,41 @@ def missing_make_target(error: str | None) -> str | None:
     return found.group(1) if found else None
 
 
+_BUILT_IN: Final[Mapping[str, tuple[str, ...]]] = {
+    "": (".c", ".cc", ".cpp", ".C", ".o", ".sh", ".s", ".S", ".f", ".F", ".p", ".r", ".m",
+         ".mod"),
+    ".o": (".c", ".cc", ".cpp", ".C", ".s", ".S", ".f", ".F", ".p", ".r", ".m", ".mod"),
+    ".c": (".y", ".l", ".w"), ".f": (".F", ".r"), ".r": (".l",), ".s": (".S",),
+    ".p": (".web",), ".m": (".ym",), ".sym": (".def",), ".tex": (".w", ".web"),
+    ".ln": (".c", ".y", ".l"), ".dvi": (".tex", ".texi", ".texinfo", ".txinfo"),
+    ".info": (".texi", ".texinfo", ".txinfo"),
+}  # fmt: skip
+"""GNU make's built-in rules (``make -p -f /dev/null``): a suffix, and the suffixes of the
+files that make a file with it (``""``: a name without a suffix, ``%: %.c``...)."""
+
+
+def make_sources(target: str) -> tuple[str, ...]:
+    """Return the files make's built-in rules can make ``target`` from (relative paths).
+
+    Its sources one and two rules away (``greet`` from ``greet.c``, which ``greet.y`` makes)
+    and the version-control files make checks out (``RCS/greet,v``...): when one appears,
+    ``make greet`` may succeed without a rule of its own. Nothing for a name make expands.
+    """
+    if not target or "$" in target or "%" in target:
+        return ()
+    folder, name = os.path.split(target)
+    stem, suffix = os.path.splitext(name)
+    if suffix not in _BUILT_IN:  # no suffix make knows: the rules that make any file
+        stem, suffix = name, ""
+    found: dict[str, None] = {}
+    for first in _BUILT_IN[suffix]:
+        found[stem + first] = None
+        for second in _BUILT_IN.get(first, ()):
+            found[stem + second] = None
+    names = [*found, f"{name},v", f"RCS/{name},v", f"RCS/{name}", f"SCCS/s.{name}", f"s.{name}"]
+    return tuple(os.path.join(folder, n) if folder else n for n in names)
+
+
 def missing_program(error: str | None) -> str | None:
     """Return the program a ``command not found`` error names.
 
@@ -141,7 +181,8 @@ def missing_program(error: str | None) -> str | None:
     return None
 
 
-_RULE: Final = re.compile(r"^([^\s:=#][^:=#]*?)\s*::?(?![=:])")
+_RULE: Final = re.compile(r"^ *([^\s:=#][^:=#]*?)\s*::?(?![=:])")
+"""A rule's targets (GNU make reads a rule line indented with spaces; a tab starts a recipe)."""
 _INCLUDE: Final = re.compile(r"^\s*-?s?include\s")
 
 
@@ -322,7 +363,27 @@ def covered_by(depends: tuple[str, ...], call_args: Mapping[str, Any]) -> bool:
     if not depends or depends[0] != TESTS or runs_elsewhere(call_args):
         return False
     run = selected_tests(call_args)
-    return run is not None and not run[1] and (TESTS, run[0], _other_args(call_args)) == depends[:3]
+    if run is None or (TESTS, run[0], _other_args(call_args)) != depends[:3]:
+        return False
+    if not run[1]:
+        return True  # every test
+    return all(any(_holds(above, test) for above in run[1]) for test in depends[3:])
+
+
+def _holds(above: str, test: str) -> bool:
+    """Return whether running the selection ``above`` runs the selected ``test``.
+
+    A folder runs the tests in it, a file its tests (``a.py`` runs ``a.py::test_x``).
+    """
+    above, test = _plain(above), _plain(test)
+    return above == "." or test == above or test.startswith((above + "/", above + "::"))
+
+
+def _plain(selection: str) -> str:
+    """A selection without a leading ``./`` or a trailing ``/`` (``.`` for the root)."""
+    while selection.startswith("./"):
+        selection = selection[2:]
+    return selection.rstrip("/") or "."
 
 
 def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
@@ -349,6 +410,8 @@ def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
         which = getattr(observer, "which", None)
         if program is None or which is None or which(program) is not False:
             return ()
+        if program != evidence.program and program not in command_words(call_args):
+            return ()  # a script or recipe the command runs lacks it: a change of it may help
         return (PROGRAM, program)
     if signature == "syntax_error":
         named = [n for n in error_files(error) if _present(observed, _root_path(root, n))]
@@ -374,8 +437,9 @@ def kept_tokens(
     if kind == PROGRAM:  # where an install under the root may put it
         wanted = {_root_path(root, p) for p in program_paths(depends[1])}
         return {p: t for p, t in observed.items() if p in wanted}
-    if kind == MAKE_TARGET:
-        wanted = {_root_path(root, m) for m in MAKEFILES} | {_root_path(root, depends[1])}
+    if kind == MAKE_TARGET:  # the Makefiles, the target, what built-in rules make it from
+        names = (*MAKEFILES, depends[1], *make_sources(depends[1]))
+        wanted = {_root_path(root, n) for n in names}
     elif kind == NAMED_FILES:  # and the manifests of the program that ran (npm: package.json)
         wanted = {_root_path(root, n) for n in depends[1:]}
         wanted |= {p for p in observed if os.path.basename(p) in MANIFESTS}
@@ -472,7 +536,8 @@ def lifted_by_change(
     if not changed:
         return False
     if kind == MAKE_TARGET:
-        if depends[1] in changed:
+        sources = make_sources(depends[1])
+        if depends[1] in changed or changed & {*sources, *map(os.path.basename, sources)}:
             return True
         if changed & MAKEFILES:
             return inserted is None or make_defines(inserted, depends[1])

@@ -1,0 +1,284 @@
+"""A ban that names what was missing lifts as soon as the world supplies it (real tools).
+
+The newest learning rules keep a ban only while its condition holds (``learning.semantic``)
+and let a passing suite stand for its selections (``learning.lifting``). Each case here runs
+the real program (``make``, ``bash``, ``pytest``, ``git``) before and after the world
+changed, so a ban kept after the change is a refusal of a call that would now succeed; and
+each checks a change that must not lift, so the fixes do not lift everything.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from helpers.git import git
+from scarguard import FailureMemory
+from scarguard.adapters._shell import selected_tests
+from scarguard.learning.semantic import covered_by, make_defines, make_sources
+from scarguard.testing import FakeClock
+
+MAKEFILE = "build:\n\tmkdir -p build\n"
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+
+
+def memory_in(root: Path) -> FailureMemory:
+    return FailureMemory(":memory:", root=root, clock=FakeClock())
+
+
+def sh(root: Path, command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, text=True)
+
+
+def allowed(memory: FailureMemory, args: Mapping[str, str]) -> bool:
+    return memory.check("bash", dict(args)).allowed
+
+
+def banned_by_make(root: Path, memory: FailureMemory, command: str) -> dict[str, str]:
+    """Run ``command`` (a make call that lacks a rule) for real, record it, expect a ban."""
+    done = sh(root, command)
+    assert done.returncode != 0 and "No rule to make target" in done.stderr
+    args = {"command": command}
+    memory.record("bash", args, error=done.stderr)
+    assert not allowed(memory, args)
+    (ban,) = memory.constraints()
+    assert ban.params.depends[0] == "make_target"
+    return args
+
+
+# -- make: what a built-in rule or an indented rule makes ---------------------------------
+
+
+def test_the_sources_of_make_s_built_in_rules() -> None:
+    """A target with no suffix is made from X.c, X.sh...; X.o from X.c...; X.c from X.y."""
+    plain = make_sources("hello")
+    assert {"hello.c", "hello.sh", "hello.o", "hello.cpp", "hello.y", "RCS/hello,v"} <= set(plain)
+    assert {"main.c", "main.cc", "main.s"} <= set(make_sources("main.o"))
+    assert "src/parse.y" in make_sources("src/parse.c")
+    assert "hello" not in plain and len(plain) == len(set(plain))
+    assert make_sources("$(OUT)") == () and make_sources("") == ()
+
+
+def test_an_indented_rule_defines_its_target() -> None:
+    """GNU make reads a rule line that starts with spaces (not a tab: that is a recipe)."""
+    assert make_defines("build:\n\tmkdir build\n  deploy: build\n\techo\n", "deploy")
+    assert not make_defines("build:\n\t  deploy: build\n", "deploy")  # a recipe line
+    assert not make_defines("   # deploy: later\n", "deploy")  # a comment
+
+
+@needs_make
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        ("greet.sh", "echo hello\n"),
+        pytest.param(
+            "greet.c",
+            '#include <stdio.h>\nint main(void) { puts("hello"); return 0; }\n',
+            marks=pytest.mark.skipif(shutil.which("cc") is None, reason="needs cc"),
+        ),
+    ],
+)
+def test_a_source_for_a_built_in_rule_lifts_a_missing_target(
+    tmp_path: Path, source: str, text: str
+) -> None:
+    """``make greet`` fails for want of a rule; ``greet.sh`` (or ``greet.c``) appears, and
+    make's built-in rules build it: allowed, and make does build it. An unrelated new file
+    before that keeps the ban."""
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    memory = memory_in(tmp_path)
+    args = banned_by_make(tmp_path, memory, "make greet")
+    (tmp_path / "NOTES.md").write_text("greet is coming\n")
+    (tmp_path / "greet.txt").write_text("not a source of a built-in rule\n")
+    assert not allowed(memory, args)
+    (tmp_path / source).write_text(text)
+    assert allowed(memory, args)
+    assert sh(tmp_path, "make greet").returncode == 0 and (tmp_path / "greet").exists()
+
+
+@needs_make
+def test_a_guarded_write_of_a_source_lifts_a_missing_target(tmp_path: Path) -> None:
+    """Tool evidence, for a Makefile the observer cannot judge later: writing ``greet.sh``
+    through a tool lifts ``make greet``; writing ``README.md`` does not."""
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    memory = memory_in(tmp_path)
+    args = banned_by_make(tmp_path, memory, "make greet")
+    memory.record("write_file", {"path": "README.md", "content": "# greet\n"}, ok=True)
+    assert not allowed(memory, args)
+    memory.record("write_file", {"path": "greet.sh", "content": "echo hello\n"}, ok=True)
+    assert allowed(memory, args)
+
+
+@needs_make
+def test_an_indented_rule_added_to_the_makefile_lifts_a_missing_target(tmp_path: Path) -> None:
+    """The Makefile gains ``  deploy: build`` (spaces before it): make runs it, so must we."""
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    memory = memory_in(tmp_path)
+    args = banned_by_make(tmp_path, memory, "make deploy")
+    (tmp_path / "Makefile").write_text(MAKEFILE + "  deploy: build\n\t@echo deployed\n")
+    assert allowed(memory, args)
+    assert sh(tmp_path, "make deploy").stdout.strip().endswith("deployed")
+
+
+@needs_make
+def test_a_missing_prerequisite_lifts_when_the_file_appears(tmp_path: Path) -> None:
+    """``No rule to make target 'gen.txt', needed by 'build'``: the file appears, make runs."""
+    (tmp_path / "Makefile").write_text("build: gen.txt\n\t@cat gen.txt\n")
+    memory = memory_in(tmp_path)
+    args = banned_by_make(tmp_path, memory, "make build")
+    (tmp_path / "other.txt").write_text("x\n")
+    assert not allowed(memory, args)
+    (tmp_path / "gen.txt").write_text("generated\n")
+    assert allowed(memory, args)
+    assert sh(tmp_path, "make build").stdout.strip() == "generated"
+
+
+@needs_make
+def test_a_branch_whose_makefile_defines_the_target_lifts_it(tmp_path: Path) -> None:
+    """``git checkout`` through the shell tool brings a Makefile with ``deploy``: lifted (the
+    observer reads it); a branch whose Makefile still lacks it keeps the ban."""
+    git(tmp_path, "init", "-q", "-b", "main")
+    (tmp_path / "Makefile").write_text(MAKEFILE)
+    git(tmp_path, "add", "Makefile")
+    git(tmp_path, "commit", "-q", "-m", "build")
+    git(tmp_path, "checkout", "-q", "-b", "docs")
+    (tmp_path / "README.md").write_text("docs\n")
+    (tmp_path / "Makefile").write_text(MAKEFILE + "docs:\n\t@echo docs\n")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "docs")
+    git(tmp_path, "checkout", "-q", "-b", "deploy", "main")
+    (tmp_path / "Makefile").write_text(MAKEFILE + "deploy: build\n\t@echo deployed\n")
+    git(tmp_path, "commit", "-q", "-am", "deploy")
+    git(tmp_path, "checkout", "-q", "main")
+    memory = memory_in(tmp_path)
+    args = banned_by_make(tmp_path, memory, "make deploy")
+    for branch, lifted in (("docs", False), ("deploy", True)):
+        switch = {"command": f"git checkout -q {branch}"}
+        assert sh(tmp_path, switch["command"]).returncode == 0
+        memory.record("bash", switch, ok=True)
+        assert allowed(memory, args) is lifted, branch
+    assert sh(tmp_path, "make deploy").stdout.strip().endswith("deployed")
+
+
+# -- command not found: in the command itself, or in a script it runs ----------------------
+
+
+@needs_bash
+def test_a_program_missing_inside_a_script_lifts_when_the_script_changes(tmp_path: Path) -> None:
+    """``./run.sh`` fails with ``scarguard_nope: command not found`` from its second line:
+    the script is fixed (by hand, or by ``sed`` through the shell tool): the call runs."""
+    script = tmp_path / "run.sh"
+    for fix in ("by hand", "through the tool"):
+        script.write_text("echo start\nscarguard_nope --x\n")
+        script.chmod(0o755)
+        memory = memory_in(tmp_path)
+        args = {"command": "./run.sh"}
+        for _ in range(2):
+            done = sh(tmp_path, args["command"])
+            assert "scarguard_nope: command not found" in done.stderr
+            memory.record("bash", args, error=done.stderr)
+        assert not allowed(memory, args)
+        memory.record("bash", {"command": "git status"}, ok=True)
+        assert not allowed(memory, args)
+        if fix == "by hand":
+            script.write_text("echo start\necho fixed\n")
+        else:
+            sed = {"command": "sed -i s/scarguard_nope/echo/ run.sh"}
+            assert sh(tmp_path, sed["command"]).returncode == 0
+            memory.record("bash", sed, ok=True)
+        assert allowed(memory, args), fix
+        assert sh(tmp_path, args["command"]).returncode == 0
+
+
+@needs_bash
+def test_a_program_missing_from_the_command_itself_still_waits_for_the_program(
+    tmp_path: Path,
+) -> None:
+    """The command names the program: refused at its first repeat, an edit elsewhere keeps
+    it, the program appearing in ``node_modules/.bin`` lifts it."""
+    memory = memory_in(tmp_path)
+    args = {"command": "scarguard_nope_lint src"}
+    memory.record("bash", args, error=sh(tmp_path, args["command"]).stderr)
+    assert not allowed(memory, args)
+    memory.record("edit_file", {"path": "a.py", "old_string": "x", "new_string": "y"}, ok=True)
+    assert not allowed(memory, args)
+    program = tmp_path / "node_modules" / ".bin" / "scarguard_nope_lint"
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\necho linted\n")
+    program.chmod(0o755)
+    assert allowed(memory, args)
+
+
+# -- a passing run that covers a failing selection ------------------------------------------
+
+
+def test_which_runs_cover_a_selection() -> None:
+    """A run of a folder or a file covers the selections under it, and only those."""
+    assert selected_tests({"command": "pytest tests"}) == ("pytest", ("tests",))
+    assert selected_tests({"command": "pytest tests/unit/"}) == ("pytest", ("tests/unit/",))
+    assert selected_tests({"command": "pytest check.py"}) is None
+    failing = selected_depends("pytest tests/unit/test_a.py::test_x")
+    assert failing[0] == "tests" and failing[3:] == ("tests/unit/test_a.py::test_x",)
+    for command in ("pytest", "pytest tests", "pytest ./tests/", "pytest tests/unit/test_a.py",
+                    "pytest tests/other tests/unit", "pytest ."):  # fmt: skip
+        assert covered_by(failing, {"command": command}), command
+    for command in ("pytest tests/other", "pytest tests/unit/test_b.py", "pytest tests/uni"):
+        assert not covered_by(failing, {"command": command}), command
+
+
+def selected_depends(command: str) -> tuple[str, ...]:
+    """The ``tests`` refinement a failing ``command`` gets (via the memory, as learned)."""
+    memory = FailureMemory(":memory:", clock=FakeClock())
+    error = "FAILED tests/unit/test_a.py::test_x - assert 0\n1 failed in 0.01s"
+    for _ in range(2):
+        memory.record("bash", {"command": command}, error=error)
+    (ban,) = memory.constraints()
+    return ban.params.depends
+
+
+PASSING = "def test_x():\n    assert True\n"
+FLAKY = "import os\n\ndef test_x():\n    assert os.environ.get('SCARGUARD_PASS') == '1'\n"
+
+
+def pytest_run(root: Path, command: str, *, passing: bool) -> subprocess.CompletedProcess[str]:
+    """Run ``command`` (a pytest command line) for real; the flaky test passes if asked."""
+    words = command.split()[1:]
+    env = {"PATH": "", "SCARGUARD_PASS": "1" if passing else "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *words],
+        cwd=root, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("passing", ["pytest tests", "pytest tests/", "pytest tests/test_a.py"])
+def test_a_passing_run_of_the_folder_lifts_the_ban_of_a_selection_in_it(
+    tmp_path: Path, passing: str
+) -> None:
+    """A flaky ``pytest tests/test_a.py::test_x`` failed twice (real runs, nothing changed
+    since), then ``pytest tests`` passed, the flaky test included: the selection is allowed.
+    A passing run of another folder before that lifts nothing."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "test_o.py").write_text(PASSING)
+    (tmp_path / "tests" / "test_a.py").write_text(FLAKY)
+    memory = memory_in(tmp_path)
+    selection = {"command": "pytest tests/test_a.py::test_x"}
+    for _ in range(2):
+        done = pytest_run(tmp_path, selection["command"], passing=False)
+        assert done.returncode == 1
+        memory.record("bash", selection, error=done.stdout)
+    assert not allowed(memory, selection)
+    elsewhere = {"command": "pytest other"}
+    assert pytest_run(tmp_path, elsewhere["command"], passing=False).returncode == 0
+    memory.record("bash", elsewhere, ok=True, result="1 passed")
+    assert not allowed(memory, selection)
+    done = pytest_run(tmp_path, passing, passing=True)
+    assert done.returncode == 0 and "1 passed" in done.stdout
+    memory.record("bash", {"command": passing}, ok=True, result="1 passed")
+    assert allowed(memory, selection)
