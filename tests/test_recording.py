@@ -6,6 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -51,10 +52,17 @@ def test_the_same_state_counter_keeps_its_canonical_digest(observed: dict[str, o
     assert _state_json(observed) == canonical_json(sorted(observed.items()))  # type: ignore[arg-type]
 
 
-def test_large_observations_keep_their_canonical_digest() -> None:
-    """More pairs than the canonical form keeps whole: the same text still."""
-    observed = {f"/w/{i}": "-" for i in range(300)}
-    assert _state_json(observed) == canonical_json(sorted(observed.items()))
+@pytest.mark.parametrize(
+    "observed",
+    [
+        {f"/w/{i}": "-" for i in range(300)},  # more pairs than the canonical form keeps whole
+        {f"/w/{i}": "t" * 100 for i in range(40)},  # a long text of short strings
+        {"/w/a": b"bytes", "/w/b": None},  # tokens of an observer that are not strings
+    ],
+)
+def test_unusual_observations_keep_their_canonical_digest(observed: dict[str, object]) -> None:
+    """Beyond short strings, the same text as the canonical walk still."""
+    assert _state_json(observed) == canonical_json(sorted(observed.items()))  # type: ignore[arg-type]
 
 
 def _observed_paths(memory: FailureMemory, command: str) -> set[str]:

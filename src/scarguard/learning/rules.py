@@ -265,17 +265,19 @@ def _state_json(observed: Mapping[str, str]) -> str:
     """Return ``canonical_json(sorted(observed.items()))``, the same text.
 
     Observed paths and tokens are short strings, which the canonical walk keeps as they are:
-    their pairs are encoded directly (the walk runs only for what it would change).
+    their pairs are encoded directly (the walk runs only for what it would change: more
+    pairs than it keeps, a string longer than it keeps, a value that is not a string).
     """
     pairs = sorted(observed.items())
-    names, tokens = observed.keys(), observed.values()
-    if (
-        len(pairs) <= MAX_ITEMS
-        and {*map(type, names), *map(type, tokens)} <= {str}
-        and max(map(len, names), default=0) <= MAX_STRING
-        and max(map(len, tokens), default=0) <= MAX_STRING
-    ):
-        return "[" + ",".join(f"[{_json_string(k)},{_json_string(v)}]" for k, v in pairs) + "]"
+    if len(pairs) <= MAX_ITEMS:
+        try:
+            text = "[" + ",".join(f"[{_json_string(k)},{_json_string(v)}]" for k, v in pairs)
+        except TypeError:  # not a string
+            return canonical_json(pairs)
+        if len(text) <= MAX_STRING or max(len(part) for pair in pairs for part in pair) <= (
+            MAX_STRING
+        ):
+            return text + "]"
     return canonical_json(pairs)
 
 
