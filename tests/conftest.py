@@ -1,4 +1,4 @@
-"""Fixtures for the store tests: every store kind on fresh files in ``tmp_path``.
+"""Shared fixtures: every store kind on fresh files in ``tmp_path``, and the CLI's directory.
 
 The ``postgres`` kind opens a fresh schema on the test server (``helpers.postgres``) for
 each store and drops it afterwards; it is skipped only when the server is unreachable.
@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.cli import clean_cwd, learned_store
 from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres
 from scarguard.stores import JSONStore, MemoryStore, SQLiteStore, Store
 
@@ -122,3 +123,15 @@ def fresh_json(tmp_path: Path) -> Iterator[JSONStore]:
     js = JSONStore(tmp_path / "fresh.json")
     yield js
     js.close()
+
+
+@pytest.fixture
+def cli_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Run the ``scarguard`` command in ``tmp_path``, without ``$SCARGUARD_PATH`` or colours."""
+    clean_cwd(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def db(tmp_path: Path) -> Path:
+    """A store with two agent mistakes learned and one rate limit in workspace acme/web."""
+    return learned_store(tmp_path)

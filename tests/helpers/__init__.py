@@ -2,6 +2,7 @@
 
 - ``factories``: record factories (failures, constraints) for the store tests;
 - ``engine``: recording failures through a memory, one model turn of a fake clock apart;
+- ``cli``: running the ``scarguard`` command in-process on a store with lessons learned;
 - ``writer``: the writer script the multi-process store tests run in subprocesses;
 - ``peer``: another process holding a memory on the same file, run one statement at a time;
 - ``postgres``: the PostgreSQL test database (a schema per test, skipping or failing when

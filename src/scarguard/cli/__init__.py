@@ -5,8 +5,13 @@ calls :func:`sys.exit` itself, so tests run it in-process); the console script a
 ``python -m scarguard`` pass that code to :func:`sys.exit`.
 
 The package: :mod:`~scarguard.cli.parser` (commands, options, help texts),
-:mod:`~scarguard.cli.commands` (what each command does), :mod:`~scarguard.cli.rendering`
-(tables, colours, times) and :mod:`~scarguard.cli.demo` (the scripted offline demo).
+:mod:`~scarguard.cli.commands` (the command table) over the commands by group
+(:mod:`~scarguard.cli.inspection`: ``show``, ``guard``; :mod:`~scarguard.cli.stats`;
+:mod:`~scarguard.cli.upkeep`: ``forget``, ``verify``, ``export``, ``import``;
+:mod:`~scarguard.cli.purge`) and what they share (``_common``: opening a store, errors,
+JSON, tables), :mod:`~scarguard.cli.rendering` (tables, colours, times),
+:mod:`~scarguard.cli.demo` (the scripted offline demo) and :mod:`~scarguard.cli.agents`
+(``mcp`` and ``hook``).
 
 Exit codes: 0 ok, 1 the receipt chain is broken (``verify``), 2 usage error, 3 the store is
 missing or cannot be read.

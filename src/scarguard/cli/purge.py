@@ -6,7 +6,8 @@ import argparse
 import json
 import sys
 
-from scarguard.cli.commands import EXIT_OK, EXIT_USAGE, CommandError, open_memory
+from scarguard.cli._common import CommandError, open_memory
+from scarguard.cli.parser import EXIT_OK, EXIT_USAGE
 from scarguard.cli.rendering import plural, when, width, wrap
 
 __all__ = ["cmd_purge"]
