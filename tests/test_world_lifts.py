@@ -229,6 +229,9 @@ def test_which_runs_cover_a_selection() -> None:
         assert covered_by(failing, {"command": command}), command
     for command in ("pytest tests/other", "pytest tests/unit/test_b.py", "pytest tests/uni"):
         assert not covered_by(failing, {"command": command}), command
+    case = selected_depends("pytest tests/unit/test_a.py::test_x[slow-2]")
+    assert covered_by(case, {"command": "pytest tests/unit/test_a.py::test_x"})
+    assert not covered_by(case, {"command": "pytest tests/unit/test_a.py::test_xy"})
 
 
 def selected_depends(command: str) -> tuple[str, ...]:
@@ -253,6 +256,32 @@ def pytest_run(root: Path, command: str, *, passing: bool) -> subprocess.Complet
         [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *words],
         cwd=root, capture_output=True, text=True, env=env, timeout=120,
     )  # fmt: skip
+
+
+LONG = (
+    "import os\n\ndef test_x():\n    print('log line ' * 2000)\n"
+    "    data = {f'key{i}': 'v' * 40 for i in range(200)}\n"
+    "    assert os.environ.get('SCARGUARD_PASS') == '1', data\n"
+)
+
+
+@pytest.mark.slow
+def test_a_passing_suite_lifts_a_selection_whose_failing_output_was_long(tmp_path: Path) -> None:
+    """The failing run printed tens of kilobytes before pytest's summary (``1 failed`` comes
+    last): it is still a run whose tests failed, and the passing suite lifts its ban."""
+    (tmp_path / "test_flaky.py").write_text(LONG)
+    memory = memory_in(tmp_path)
+    selection = {"command": "pytest test_flaky.py"}
+    for _ in range(2):
+        done = pytest_run(tmp_path, selection["command"], passing=False)
+        assert done.returncode == 1 and len(done.stdout) > 16384
+        assert "1 failed" in done.stdout[-200:]
+        memory.record("bash", selection, error=done.stdout)
+    assert not allowed(memory, selection)
+    assert pytest_run(tmp_path, "pytest", passing=True).returncode == 0
+    done_ok = memory.record("bash", {"command": "pytest"}, ok=True, result="1 passed")
+    assert len(done_ok.lifted) == 1
+    assert allowed(memory, selection)
 
 
 @pytest.mark.slow

@@ -376,6 +376,8 @@ _PYTEST_FILE: Final = re.compile(
 )
 _PYTEST_FOLDER: Final = re.compile(r"^(?:\.|\./)?(?:[\w@+-][\w.@+-]*/)*(?:[\w@+-]+/?)?$")
 """A folder pytest collects test files in (``tests``, ``tests/unit/``, ``.``): no suffix."""
+_SCANNED: Final = 8192
+"""Characters of a test run's output searched for its verdict, at its start and at its end."""
 _TESTS_FAILED: Final = re.compile(
     r"(?m)^FAILED \S|\b\d+ failed\b|^test result: FAILED\b|^Tests:\s.*\b\d+ failed\b"
 )
@@ -417,4 +419,9 @@ def reports_failed_tests(error: str | None) -> bool:
     pytest's ``FAILED a.py::t`` and ``1 failed``, cargo's ``test result: FAILED``, jest's
     ``Tests: 1 failed``.
     """
-    return error is not None and _TESTS_FAILED.search(error[:8192]) is not None
+    if error is None:
+        return False
+    if _TESTS_FAILED.search(error[:_SCANNED]) is not None:
+        return True
+    # the runners sum up at the end, after tracebacks and captured output of any length
+    return len(error) > _SCANNED and _TESTS_FAILED.search(error[-_SCANNED:]) is not None

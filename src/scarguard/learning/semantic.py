@@ -373,10 +373,11 @@ def covered_by(depends: tuple[str, ...], call_args: Mapping[str, Any]) -> bool:
 def _holds(above: str, test: str) -> bool:
     """Return whether running the selection ``above`` runs the selected ``test``.
 
-    A folder runs the tests in it, a file its tests (``a.py`` runs ``a.py::test_x``).
+    A folder runs the tests in it, a file its tests (``a.py`` runs ``a.py::test_x``), a test
+    its parametrised cases (``a.py::test_x`` runs ``a.py::test_x[1]``).
     """
     above, test = _plain(above), _plain(test)
-    return above == "." or test == above or test.startswith((above + "/", above + "::"))
+    return above in (".", test) or test.startswith((above + "/", above + "::", above + "["))
 
 
 def _plain(selection: str) -> str:
