@@ -271,7 +271,7 @@ class FailureMemory(CheckingMixin, SuccessMixin, FailureRecording, MaintenanceMi
         return call
 
     def _safe_targets(self, call: Call) -> Call:
-        safe = tuple(self.redactor.target(t) for t in call.targets)
+        safe = tuple(map(self.redactor.target, call.targets))
         tool = storable_text(call.tool)
         if safe == call.targets and tool == call.tool:
             return call

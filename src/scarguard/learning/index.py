@@ -71,11 +71,15 @@ class ConstraintIndex:
         success needs no counter reset of its own (a tool that never failed has none). A
         mutating success can still lift other calls' bans: the caller checks that apart.
         """
-        if tool in self.failed_tools or tool in self._per_tool:
+        if self.concerns(tool):
             return False
         if action_class is not None and self.strategy.get(action_class):
             return False
         return not (may_target and (self._targeted or self.radius is not None))
+
+    def concerns(self, tool: str) -> bool:
+        """Return whether ``tool`` failed before or has a constraint of its own."""
+        return tool in self.failed_tools or tool in self._per_tool
 
     @property
     def all(self) -> list[Constraint]:
