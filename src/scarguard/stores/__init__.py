@@ -12,8 +12,8 @@ The package:
   :mod:`~scarguard.stores.postgres` (:class:`PostgresStore`, for fleets), each keeping its
   plumbing in ``_``-prefixed modules (connections, schemas, transactions, deadlines, change
   detection, files and locks);
-- what backends share: ``_sql`` (what SQLite and PostgreSQL share) and ``_files`` (atomic
-  replacement).
+- what backends share: ``_sql`` (what SQLite and PostgreSQL share), ``_threads`` (their
+  per-thread connections) and ``_files`` (atomic replacement).
 
 The receipt chain every store appends to and verifies (``receipts.Appending``,
 ``receipts.verify_store``), and :class:`VerifyReport`, live in :mod:`scarguard.receipts`;

@@ -16,15 +16,14 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import threading
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import psycopg
 from psycopg import sql
 
-from scarguard import _fork
 from scarguard.errors import ConfigurationError, SchemaVersionError, StoreError
+from scarguard.stores._threads import PerThread
 from scarguard.stores.postgres._deadline import BoundedConnection
 from scarguard.stores.postgres._schema import BOOTSTRAP, MIGRATIONS, SCHEMA_VERSION
 
@@ -32,7 +31,6 @@ __all__ = ["Connection", "Connections", "lock_key", "redact_url", "rollback", "s
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
-_ABANDONED: list[Connection] = []  # inherited across fork: kept alive, never closed
 _SCHEMA_PARAM = "schema"
 
 
@@ -108,7 +106,7 @@ def rollback(conn: Connection) -> None:
             conn.execute("ROLLBACK")
 
 
-class Connections:
+class Connections(PerThread[Connection]):
     """Open, validate and migrate one schema, then hand out per-thread connections.
 
     Args:
@@ -122,6 +120,8 @@ class Connections:
         io_timeout: Seconds any one round trip may take before its connection is cut
             (:mod:`scarguard.stores.postgres._deadline`); more than ``lock_timeout``.
     """
+
+    _close_errors = (psycopg.Error,)
 
     def __init__(
         self,
@@ -143,12 +143,9 @@ class Connections:
         self.io_timeout = max(float(io_timeout), lock_timeout + 1.0)
         self.safe_url = redact_url(url)
         self.global_key = lock_key("global", schema)
-        self._lock = threading.Lock()
-        self._local = threading.local()
-        self._all: list[Connection] = []
-        self._closed = False
+        super().__init__()
         self._open()
-        _fork.track(self, Connections.forget)
+        self._track()
 
     def error(self, what: str, exc: BaseException | None = None) -> StoreError:
         """Return a :class:`StoreError` naming the URL (no password), ``what`` failed and why."""
@@ -197,9 +194,7 @@ class Connections:
         except psycopg.Error as exc:
             conn.close()
             raise self.error("cannot configure the connection", exc) from exc
-        with self._lock:
-            self._all.append(conn)
-        return conn
+        return self._register(conn)
 
     def _open(self) -> None:
         conn = self.connect()
@@ -272,26 +267,3 @@ class Connections:
                 self._all.remove(conn)
         with contextlib.suppress(psycopg.Error):
             conn.close()
-
-    def forget(self) -> None:
-        """Drop connections inherited across ``fork`` (called in the child)."""
-        _ABANDONED.extend(self._all)
-        self._all = []
-        self._local = threading.local()
-        self._lock = threading.Lock()
-
-    @property
-    def closed(self) -> bool:
-        """Whether :meth:`close` was called."""
-        return self._closed
-
-    def close(self) -> None:
-        """Close every connection; later use raises :class:`StoreError`."""
-        with self._lock:
-            connections, self._all = self._all, []
-            self._closed = True
-        self._local = threading.local()
-        for conn in connections:
-            with contextlib.suppress(psycopg.Error):  # closing never matters more than the caller
-                conn.close()
-        _fork.untrack(self)

@@ -3,7 +3,8 @@
 An SQLite connection must not be used by two threads at once, nor carried into a child
 process (the child would share the parent's file descriptors and lock state). So each
 thread gets its own connection, and a child process forgets every inherited one: they are
-kept alive but never closed there, since closing would release locks the parent holds.
+kept alive but never closed there, since closing would release locks the parent holds
+(the registry is :class:`~scarguard.stores._threads.PerThread`, shared with PostgreSQL).
 
 A write transaction that finds the database busy past ``busy_timeout`` is retried a few
 times with jittered waits by tenacity. The ``Retrying`` object is built only when a retry
@@ -20,10 +21,10 @@ import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from scarguard import _fork
 from scarguard._fork import writing
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
+from scarguard.stores._threads import PerThread
 from scarguard.stores.sqlite._schema import SCHEMA_VERSION, apply_migrations, user_version
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ __all__ = ["Connections", "is_busy", "rollback"]
 
 _HEADER = b"SQLite format 3\x00"
 _log = logging.getLogger("scarguard.stores.sqlite")
-_ABANDONED: list[sqlite3.Connection] = []  # inherited across fork: kept alive, never closed
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -57,7 +57,7 @@ def rollback(conn: sqlite3.Connection) -> None:
             conn.execute("ROLLBACK")
 
 
-class Connections:
+class Connections(PerThread[sqlite3.Connection]):
     """Open, validate and migrate one database file, then hand out per-thread connections.
 
     Args:
@@ -66,6 +66,7 @@ class Connections:
         busy_timeout_ms: SQLite's own wait for the write lock.
     """
 
+    _close_errors = (sqlite3.Error,)
     retry_attempts = 3
     """How many times a busy ``BEGIN IMMEDIATE`` is tried before giving up."""
     retry_wait: tenacity.wait.wait_base | None = None
@@ -76,14 +77,11 @@ class Connections:
         self.path = path
         self.durable = durable
         self.busy_timeout_ms = int(busy_timeout_ms)
-        self._lock = threading.Lock()
+        super().__init__()
         self._reopening = threading.Lock()
-        self._local = threading.local()
-        self._all: list[sqlite3.Connection] = []
-        self._closed = False
         self._open()
         self.identity = _identity(self.path)
-        _fork.track(self, Connections.forget)
+        self._track()
 
     def still_the_file(self) -> bool:
         """Make sure the file at the path is the one open; reopen or raise if it is not.
@@ -188,9 +186,7 @@ class Connections:
             conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
         except sqlite3.Error as exc:
             raise self.error("cannot open the database", exc) from exc
-        with self._lock:
-            self._all.append(conn)
-        return conn
+        return self._register(conn)
 
     @property
     def local(self) -> threading.local:
@@ -223,13 +219,6 @@ class Connections:
     ) -> None:
         """Remember the head ``conn`` just committed at ``version`` (``None``: forget it)."""
         self._local.head = None if head is None else (conn, version, head)
-
-    def forget(self) -> None:
-        """Drop connections inherited across ``fork`` (called in the child)."""
-        _ABANDONED.extend(self._all)
-        self._all = []
-        self._local = threading.local()
-        self._lock = threading.Lock()
 
     @contextlib.contextmanager
     def write(self, conn: sqlite3.Connection) -> Iterator[None]:
@@ -286,14 +275,3 @@ class Connections:
                 f" {self.busy_timeout_ms} ms",
                 exc,
             ) from exc
-
-    def close(self) -> None:
-        """Close every thread's connection; later use raises :class:`StoreError`."""
-        with self._lock:
-            connections, self._all = self._all, []
-            self._closed = True
-        self._local = threading.local()
-        for conn in connections:
-            with contextlib.suppress(sqlite3.Error):  # closing never matters more than the caller
-                conn.close()
-        _fork.untrack(self)
