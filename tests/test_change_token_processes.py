@@ -13,7 +13,10 @@ call on what the file says now: refuse the call just banned, allow the one just 
 from __future__ import annotations
 
 import os
+import re
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +24,8 @@ import pytest
 
 from helpers.peer import Peer
 from scarguard import FailureMemory
+from scarguard.errors import ToolBlocked
+from scarguard.guard.decorator import guarded_tool
 
 pytestmark = pytest.mark.slow
 
@@ -305,3 +310,39 @@ def test_the_parent_sees_what_a_forked_child_records(ours: FailureMemory) -> Non
     assert allowed(ours)
     os.close(ready_r)
     os.close(ready_w)
+
+
+def test_the_forget_command_a_refusal_names_lifts_it_for_the_running_process(
+    path: Path, tmp_path: Path
+) -> None:
+    """The refusal tells the operator to run ``scarguard forget <id>``; run in another
+    process (the real CLI), the guarded tool here runs at its next call, and the CLI's
+    ``show`` agrees the ban is gone."""
+    memory = FailureMemory(path, project="webapp")
+    ran: list[str] = []
+
+    @guarded_tool(memory)
+    def deploy(target: str) -> str:
+        ran.append(target)
+        if len(ran) <= 2:
+            raise PermissionError("permission denied")
+        return f"deployed {target}"
+
+    try:
+        for _ in range(2):
+            with pytest.raises(PermissionError):
+                deploy("prod")
+        with pytest.raises(ToolBlocked) as refused:
+            deploy("prod")
+        found = re.search(r"scarguard forget (\w+)", str(refused.value))
+        assert found is not None
+        done = subprocess.run(
+            [sys.executable, "-m", "scarguard", "forget", found.group(1), "--path", str(path),
+             "-p", "webapp", "-y"],
+            capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert deploy("prod") == "deployed prod"
+        assert ran == ["prod"] * 3
+    finally:
+        memory.close()

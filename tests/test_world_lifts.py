@@ -9,6 +9,7 @@ each checks a change that must not lift, so the fixes do not lift everything.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -32,8 +33,12 @@ def memory_in(root: Path) -> FailureMemory:
     return FailureMemory(":memory:", root=root, clock=FakeClock())
 
 
-def sh(root: Path, command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, text=True)
+def sh(
+    root: Path, command: str, env: Mapping[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", "-c", command], cwd=root, capture_output=True, text=True, env=env
+    )
 
 
 def allowed(memory: FailureMemory, args: Mapping[str, str]) -> bool:
@@ -212,6 +217,69 @@ def test_a_program_missing_from_the_command_itself_still_waits_for_the_program(
     program.write_text("#!/bin/sh\necho linted\n")
     program.chmod(0o755)
     assert allowed(memory, args)
+
+
+# -- a syntax error of the interpreter's version -------------------------------------------
+
+MATCH = 'def f(x):\n    match x:\n        case 1:\n            return "one"\nprint(f(1))\n'
+
+
+def _pyenv_versions() -> tuple[str | None, str | None]:
+    """A pyenv Python without ``match`` (3.9 or older) and one with it, if installed."""
+    if shutil.which("pyenv") is None:
+        return None, None
+    done = subprocess.run(["pyenv", "versions", "--bare"], capture_output=True, text=True)
+    if done.returncode != 0:
+        return None, None
+    old = new = None
+    for line in done.stdout.split():
+        parts = line.split(".")
+        if len(parts) == 3 and parts[0] == "3" and parts[1].isdigit():
+            if 6 <= int(parts[1]) <= 9:
+                old = line
+            elif int(parts[1]) >= 10:
+                new = line
+    return old, new
+
+
+@needs_bash
+def test_a_syntax_error_of_an_old_interpreter_lifts_when_the_version_pin_changes(
+    tmp_path: Path,
+) -> None:
+    """``python app.py`` under a pinned 3.9 fails on ``match``; ``pyenv local 3.11`` (through
+    the shell tool) pins another interpreter: the same command runs, so it is allowed. An
+    edit of another file keeps the ban. (Without pyenv, the pin is rewritten by hand.)"""
+    (tmp_path / "app.py").write_text(MATCH)
+    old, new = _pyenv_versions()
+    real = old is not None and new is not None
+    env = None
+    if real:  # the agent's shell finds python through pyenv's shims
+        home = subprocess.run(["pyenv", "root"], capture_output=True, text=True).stdout.strip()
+        env = {**os.environ, "PATH": f"{home}/shims{os.pathsep}{os.environ.get('PATH', '')}"}
+    memory = memory_in(tmp_path)
+    args = {"command": "python app.py"}
+    if real:
+        (tmp_path / ".python-version").write_text(f"{old}\n")
+        error = sh(tmp_path, args["command"], env).stderr
+    else:
+        (tmp_path / ".python-version").write_text("3.9.18\n")
+        error = '  File "app.py", line 2\n    match x:\n          ^\nSyntaxError: invalid syntax\n'
+    assert "SyntaxError" in error
+    memory.record("bash", args, error=error)
+    (ban,) = memory.constraints()
+    assert ban.params.depends[0] == "named_files"
+    assert not allowed(memory, args)
+    memory.record("edit_file", {"path": "README.md", "old_string": "a", "new_string": "b"}, ok=True)
+    assert not allowed(memory, args)
+    if real:
+        pin = {"command": f"pyenv local {new}"}
+        assert sh(tmp_path, pin["command"], env).returncode == 0
+        memory.record("bash", pin, ok=True)
+    else:
+        (tmp_path / ".python-version").write_text("3.12.1\n")
+    assert allowed(memory, args)
+    if real:
+        assert sh(tmp_path, args["command"], env).stdout.strip() == "one"
 
 
 # -- a passing run that covers a failing selection ------------------------------------------

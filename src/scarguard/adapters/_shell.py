@@ -45,14 +45,23 @@ MANIFESTS = frozenset(
         "tsconfig.json",
         "CMakeLists.txt",
         ".env",
+        ".tool-versions",
+        ".python-version",
+        ".node-version",
+        ".nvmrc",
     }
 )
-"""Files whose change can change what any command does (build and dependency manifests)."""
+"""Files whose change can change what any command does (build and dependency manifests, and
+the version pins that choose which interpreter runs: ``pyenv local``, ``asdf``, ``nvm``)."""
 
 _PYTHON: Final = frozenset(
-    {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "pytest.ini", ".env"}
-)
-_NODE: Final = frozenset({"package.json", "package-lock.json", "tsconfig.json", ".env"})
+    {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "pytest.ini", ".env",
+     ".python-version", ".tool-versions"}
+)  # fmt: skip
+_NODE: Final = frozenset(
+    {"package.json", "package-lock.json", "tsconfig.json", ".env", ".node-version", ".nvmrc",
+     ".tool-versions"}
+)  # fmt: skip
 _OWN_MANIFESTS: Final[Mapping[str, frozenset[str]]] = {
     **dict.fromkeys(("pytest", "python", "python3", "mypy", "ruff", "flake8"), _PYTHON),
     **dict.fromkeys(("node", "jest", "vitest", "mocha", "tsc", "eslint", "prettier"), _NODE),
