@@ -14,6 +14,7 @@ is needed, so the common path costs one ``BEGIN IMMEDIATE`` and nothing else.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import logging
 import os
 import sqlite3
@@ -34,6 +35,8 @@ __all__ = ["Connections", "is_busy", "rollback"]
 
 _HEADER = b"SQLite format 3\x00"
 _log = logging.getLogger("scarguard.stores.sqlite")
+_SERIALS = itertools.count(1)
+"""Numbers of connections (``next`` on it is atomic): see :meth:`Connections.serial`."""
 
 
 def _identity(path: str) -> tuple[int, int] | None:
@@ -199,6 +202,18 @@ class Connections(PerThread[sqlite3.Connection]):
         if conn is None:
             conn = self._local.conn = self._connect()
         return conn
+
+    def serial(self) -> int:
+        """The number of this thread's connection, unique in the process.
+
+        ``PRAGMA data_version`` values of two connections are not comparable (every new
+        connection starts from the same small value, whatever was committed before it
+        opened), so a token built from one carries the number of its connection.
+        """
+        serial: int | None = getattr(self._local, "serial", None)
+        if serial is None:  # a thread's state is new with each of its connections
+            serial = self._local.serial = next(_SERIALS)
+        return serial
 
     def head(self, conn: sqlite3.Connection, version: int) -> tuple[int, str] | None:
         """Return the receipt chain's head this connection committed last, if still current.

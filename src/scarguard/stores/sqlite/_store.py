@@ -13,12 +13,14 @@ The discipline, and why:
   past ``busy_timeout`` retried by tenacity, then raised as :class:`StoreError`.
 * **Cheap revalidation**: :meth:`SQLiteStore.generation` is ``PRAGMA data_version`` (which
   changes when another connection commits) plus a counter of this store's own commits
-  (which ``data_version`` does not see for the committing connection). A transaction reads
-  ``data_version`` once right after ``BEGIN IMMEDIATE`` (one PRAGMA, about 2 µs), so it can
-  tell the token at its lock (``begin_generation``) and right after its commit
-  (``commit_generation``: the same ``data_version``, the own counter it set). Like
-  :meth:`~SQLiteStore.generation`, these tokens are those of the calling thread's
-  connection: compare them with tokens read on the same thread.
+  (which ``data_version`` does not see for the committing connection), with the number of
+  the calling thread's connection: ``data_version`` values of two connections are not
+  comparable (a new connection starts from the same small value whatever was committed
+  before it opened), so a token read on one thread never equals one read on another, and a
+  memory whose index was loaded on one thread reloads it once when another thread checks. A
+  transaction reads ``data_version`` once right after ``BEGIN IMMEDIATE`` (one PRAGMA, about
+  2 µs), so it can tell the token at its lock (``begin_generation``) and right after its
+  commit (``commit_generation``: the same ``data_version``, the own counter it set).
 * **Receipts** live in the same file and are appended in the same transaction as what they
   attest; ``UNIQUE(prev)`` keeps the chain from forking. A checkpoint of the head is kept
   beside the store (``<path>.head``) to catch a truncated or rolled-back file.
@@ -115,28 +117,32 @@ class _SQLiteTransaction(Appending, SQLTransaction):
     _conn: _HeldBumps
 
     def __init__(
-        self, store: SQLiteStore, conn: sqlite3.Connection, scope: Scope, begin: tuple[int, int]
+        self,
+        store: SQLiteStore,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        begin: tuple[int, int, int],
     ) -> None:
         self._store = store
         self._conn = _HeldBumps(conn)
         self._tenant = (scope.workspace, scope.project)
         self.changed = False
         self._begin = begin
-        self._commit: tuple[int, int] | None = None
+        self._commit: tuple[int, int, int] | None = None
         # The chain's head, when known without a read: the one this connection left at its
         # last commit, if nobody committed since (same ``data_version``).
-        self.head = store._db.head(conn, begin[0]) if store.receipts else None
+        self.head = store._db.head(conn, begin[1]) if store.receipts else None
         self._chain_on = store.receipts
         self._chain_key = store._key
 
     @property
     def begin_generation(self) -> Hashable:
-        """``(data_version, own commits)`` read right after ``BEGIN IMMEDIATE``."""
+        """``(connection, data_version, own commits)`` read right after ``BEGIN IMMEDIATE``."""
         return self._begin
 
     @property
     def commit_generation(self) -> Hashable | None:
-        """``(data_version at begin, own counter set by this commit)``; ``None`` until then."""
+        """``(connection, data_version at begin, own counter this commit set)``, or ``None``."""
         return self._commit
 
     def add_failure(self, failure: Failure) -> Failure:
@@ -261,10 +267,11 @@ class SQLiteStore(SQLReads):
             # does not move with this connection's own commit, so it is also the first half
             # of the token right after the commit.
             version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-            tx = _SQLiteTransaction(self, conn, scope, (version, self._own))
+            serial = self._db.serial()
+            tx = _SQLiteTransaction(self, conn, scope, (serial, version, self._own))
             yield tx
             tx._conn.send()
-        tx._commit = (version, self._bump_own()) if tx.changed else tx._begin
+        tx._commit = (serial, version, self._bump_own()) if tx.changed else tx._begin
         self._db.keep_head(conn, version, tx.head)
 
     def _bump_own(self) -> int:
@@ -282,7 +289,7 @@ class SQLiteStore(SQLReads):
         return value
 
     def generation(self) -> Hashable:
-        """Return ``(PRAGMA data_version, own commits)``: changes when anyone commits.
+        """Return ``(connection, PRAGMA data_version, own commits)``: changes when anyone commits.
 
         The statement is run only when the WAL-index header in the ``-shm`` file moved since
         this thread last read the token (see ``_shm``): a commit by any connection
@@ -304,7 +311,8 @@ class SQLiteStore(SQLReads):
             cached: Hashable = seen[2]  # the same bytes as a header trusted before
             return cached
         own = self._own
-        token = (int(self._db.get().execute("PRAGMA data_version").fetchone()[0]), own)
+        version = int(self._db.get().execute("PRAGMA data_version").fetchone()[0])
+        token = (self._db.serial(), version, own)
         # the header was read before the statement: a commit in between moves it again, so
         # the next call reads the statement again (never a token older than the header)
         local.generation = (header, own, token) if self._wal.trusted(header) else None

@@ -1,0 +1,108 @@
+"""The SQLite change token read on another thread: a check there decides on what the file says.
+
+``SQLiteStore.generation`` is the calling thread's connection's ``PRAGMA data_version`` (and
+the store's own commits), and the memory keeps one token for the index it cached. The
+values of two connections are not comparable (a fresh connection starts at the same small
+value whatever was committed before it opened), so a token read on another thread must
+never pass for the one the index was loaded at. Another process bans or lifts a call;
+the next check, on a thread that did not load the index, must see it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from helpers.peer import Peer
+from scarguard import FailureMemory
+from scarguard.errors import ToolBlocked
+from scarguard.guard.decorator import guarded_tool
+
+pytestmark = pytest.mark.slow
+
+TOOL = "deploy"
+ARGS = {"target": "prod"}
+BAN = "for _ in range(2): m.record('deploy', {'target': 'prod'}, error='permission denied')"
+LIFT = "result = len(m.forget(tool='deploy'))"
+_T = TypeVar("_T")
+
+
+def on_thread(work: Callable[[], _T]) -> _T:
+    """Run ``work`` on a new thread; return what it returned."""
+    out: list[_T] = []
+    thread = threading.Thread(target=lambda: out.append(work()))
+    thread.start()
+    thread.join()
+    assert out, "the thread raised"
+    return out[0]
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+def peer(path: Path) -> Iterator[Peer]:
+    with Peer(path) as other:
+        yield other
+
+
+def test_a_lift_by_another_process_is_allowed_on_a_new_thread(path: Path, peer: Peer) -> None:
+    peer.run(BAN)
+    memory = FailureMemory(path)
+    try:
+        assert not memory.check(TOOL, ARGS).allowed  # loaded on this thread
+        peer.run(LIFT)
+        assert on_thread(lambda: memory.check(TOOL, ARGS).allowed)
+    finally:
+        memory.close()
+
+
+def test_a_ban_by_another_process_is_refused_on_a_new_thread(path: Path, peer: Peer) -> None:
+    memory = FailureMemory(path)
+    try:
+        assert memory.check(TOOL, ARGS).allowed  # loaded on this thread
+        peer.run(BAN)
+        assert not on_thread(lambda: memory.check(TOOL, ARGS).allowed)
+    finally:
+        memory.close()
+
+
+def test_a_lift_by_another_process_is_allowed_to_an_async_tool(path: Path, peer: Peer) -> None:
+    """The async driver checks on the memory's store worker thread: a sync check on this
+    thread loaded the index, another process lifts the ban, the async call runs."""
+    peer.run(BAN)
+    memory = FailureMemory(path)
+
+    @guarded_tool(memory)
+    async def deploy(target: str) -> str:
+        return f"deployed {target}"
+
+    try:
+        assert not memory.check(TOOL, ARGS).allowed
+        peer.run(LIFT)
+        assert asyncio.run(deploy("prod")) == "deployed prod"
+    finally:
+        memory.close()
+
+
+def test_a_ban_by_another_process_refuses_an_async_tool(path: Path, peer: Peer) -> None:
+    memory = FailureMemory(path)
+
+    @guarded_tool(memory)
+    async def deploy(target: str) -> str:
+        return f"deployed {target}"
+
+    try:
+        assert memory.check(TOOL, ARGS).allowed
+        peer.run(BAN)
+        with pytest.raises(ToolBlocked):
+            asyncio.run(deploy("prod"))
+    finally:
+        memory.close()
