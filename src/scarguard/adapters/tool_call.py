@@ -345,8 +345,11 @@ class ToolCallAdapter:
         Arguments are normalised first (:meth:`normalise_args`), so one call has one
         fingerprint however its paths and commands are spelled.
         """
+        return self._fingerprint_normalised(tool, self.normalise_args(args))
+
+    def _fingerprint_normalised(self, tool: str, args: Mapping[str, Any]) -> str:
+        """:meth:`fingerprint` of arguments :meth:`normalise_args` returned."""
         volatile = self.volatile_for(tool)
-        args = self.normalise_args(args)
         kept = (
             args
             if volatile.isdisjoint(args)
@@ -372,10 +375,16 @@ class ToolCallAdapter:
             targets: Explicit targets (normalised like extracted ones); ``None`` extracts them.
             previous: Unused: tool calls carry no parameter deltas.
         """
-        found = self.extract_targets(args) if targets is None else self.normalise_targets(targets)
-        return Call.described(
-            tool, args, found, self.classify_action(tool, args), self.fingerprint(tool, args)
-        )
+        normalised = self.normalise_args(args)
+        found: tuple[str, ...] | None = None
+        if targets is not None:
+            found = self.normalise_targets(targets)
+        elif self.normalise_paths:  # string targets are normalised in ``normalised`` already
+            found = _string_targets(normalised, self.target_keys)
+        if found is None:
+            found = self.extract_targets(args)
+        fingerprint = self._fingerprint_normalised(tool, normalised)
+        return Call.described(tool, args, found, self.classify_action(tool, args), fingerprint)
 
     def blame(self, signature: Signature, outcome: Outcome) -> Blame | None:
         """Return the configured override for the signature's name, if any."""
@@ -504,6 +513,21 @@ def _normalise_path(target: str, root: str | None = None) -> str:
         if inside != os.pardir and not inside.startswith(os.pardir + os.sep):
             return inside
     return path
+
+
+def _string_targets(args: Mapping[str, Any], keys: frozenset[str]) -> tuple[str, ...] | None:
+    """Return the non-empty string values of target keys, without repeats, in order.
+
+    ``None`` when a target value is not a string (lists, paths: the general walk).
+    """
+    found: list[str] = []
+    for key, value in args.items():
+        if key in keys:
+            if type(value) is not str:
+                return None
+            if value:
+                found.append(value)
+    return tuple(dict.fromkeys(found)) if found else ()
 
 
 def _strings(values: Any) -> Iterator[str]:
