@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from helpers.forking import in_child
 from scarguard.stores._threads import PerThread
 
 
@@ -75,17 +76,12 @@ def test_a_forked_child_forgets_the_parents_connections() -> None:
     registry = Registry()
     registry._track()
     parent = registry.get()
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report, then leave without running the parent's cleanup
+
+    def child_forgets() -> bool:
         ok = registry.get() is not parent and parent.closes == 0
         registry.close()
-        os.write(write, b"1" if ok and parent.closes == 0 else b"0")
-        os._exit(0)
-    os.close(write)
-    answer = os.read(read, 1)
-    os.close(read)
-    os.waitpid(pid, 0)
-    assert answer == b"1"
+        return ok and parent.closes == 0
+
+    assert in_child(child_forgets)
     assert registry.get() is parent
     registry.close()

@@ -13,5 +13,6 @@
 - ``openai_agents_model``: a scripted OpenAI Agents ``Model``;
 - ``mcp_upstream``: an MCP server to put the proxy in front of;
 - ``cited_errors``: real error texts, with their sources, for the signature bank;
+- ``forking``: asking a forked child a question (fork safety tests);
 - ``waiting``: polling for what another process or thread does, without a fixed sleep.
 """
