@@ -33,6 +33,24 @@ def test_forget_lifts_by_id_and_resets_evidence(memory: FailureMemory) -> None:
     assert memory.check("bash", args).allowed
 
 
+def test_after_forget_the_same_failures_ban_again_as_from_scratch(memory: FailureMemory) -> None:
+    """forget() starts the call over: two failures ban it again, with no flakiness claim.
+
+    The failures counted in one observed state survive a success (they tell a flaky call),
+    but not a lift by hand: the old count must not read as "it also succeeded".
+    """
+    args = {"target": "prod"}
+    for _ in range(2):
+        memory.record("deploy", args, error="permission denied")
+    assert not memory.check("deploy", args).allowed
+    memory.forget(tool="deploy")
+    for _ in range(2):
+        memory.record("deploy", args, error="permission denied")
+    decision = memory.check("deploy", args)
+    assert not decision.allowed
+    assert "varies" not in decision.message
+
+
 def test_forget_needs_a_selector(memory: FailureMemory) -> None:
     """forget() with nothing named refuses instead of wiping everything."""
     with pytest.raises(ConfigurationError, match="forget"):

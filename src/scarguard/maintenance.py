@@ -112,7 +112,7 @@ class MaintenanceMixin:
             now = self.clock()
             with self.store.transaction(self.scope) as tx:
                 doomed = [c for c in tx.constraints() if chosen(c)]
-                remove_with_counters(tx, doomed, now)
+                remove_with_counters(tx, doomed, now, by_hand=True)
                 if doomed:
                     tx.receipt("forget", {"lifted": [c.key for c in doomed]}, now)
         log_constraints("forgotten", doomed, self.scope)

@@ -5,7 +5,8 @@ so concurrent writers corroborate each other. Their keys are built here and nowh
 
 - ``x:<class>SEP<fingerprint>:<signature>``: failures of one exact call (``exact_counter``);
 - ``xs:<class>SEP<fingerprint>:<signature>SEP<digest>``: failures of one exact call with one
-  observed state of what it depends on, never reset by a success (``same_state_counter``);
+  observed state of what it depends on, never reset by a success, only by ``forget``
+  (``same_state_counter``, ``same_state_prefix``);
 - ``tt:<tool>SEP<target>SEP<signature>``: failures of one tool on one target;
 - ``ct:<class>SEP<signature>SEP<target>`` and ``cn:<class>SEP<signature>``: the targets an
   action class failed on;
@@ -46,6 +47,7 @@ __all__ = [
     "radius_counter",
     "refusal_keys",
     "same_state_counter",
+    "same_state_prefix",
     "signature_tools_prefix",
     "strategy_key",
     "tool_target_counter",
@@ -81,6 +83,18 @@ def same_state_counter(call: Call, signature: str, digest: str) -> str:
     It is outside :func:`exact_prefix`, so the call's successes do not reset it.
     """
     return f"xs:{call.action_class or '-'}{SEP}{call.fingerprint}:{signature}{SEP}{digest}"
+
+
+def same_state_prefix(counter: str) -> str | None:
+    """Return the prefix of the same-state counters beside an exact counter, else ``None``.
+
+    Only a lift by hand (``forget``) resets them: after it, the call starts over as if it
+    had never failed, and an old count of failures in one state must not read as "it also
+    succeeded with nothing changing".
+    """
+    if not counter.startswith("x:"):
+        return None
+    return f"xs:{counter[2:]}{SEP}"
 
 
 def totals(signature: str, tool: str, blame: str) -> tuple[str, ...]:

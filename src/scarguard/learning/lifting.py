@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from scarguard.adapters._shell import MANIFESTS, command_words, manifests_for
 from scarguard.adapters.tool_call import inserted_text, tool_words
+from scarguard.learning import keys
 from scarguard.learning.keys import CONSTRAINT_COUNT, class_prefixes, exact_prefix
 from scarguard.learning.semantic import covered_by, lifted_by_change
 from scarguard.model import Call, Constraint, ConstraintKind, Level
@@ -166,18 +167,35 @@ def reset_keys_for_success(call: Call, policy: Policy, mutating: bool) -> list[s
 
 
 def remove_with_counters(
-    tx: Transaction, constraints: Sequence[Constraint], now: float, *, keep_counts: bool = False
+    tx: Transaction,
+    constraints: Sequence[Constraint],
+    now: float,
+    *,
+    keep_counts: bool = False,
+    by_hand: bool = False,
 ) -> None:
-    """Delete constraints and (unless ``keep_counts``) the counters that built them."""
+    """Delete constraints and (unless ``keep_counts``) the counters that built them.
+
+    ``by_hand``: a lift by hand (``forget``) also resets the same-state counters of the
+    calls, which no success resets (they tell a flaky call from a deterministic one).
+    """
     if not constraints:
         return
     removed = tx.remove_constraints([c.key for c in constraints])
     tx.bump(CONSTRAINT_COUNT, now, -len(removed))
     if keep_counts:
         return
+    prefixes: list[str] = []
     for constraint in removed:
-        if constraint.params.counter is not None:
-            tx.reset(constraint.params.counter)
+        counter = constraint.params.counter
+        if counter is None:
+            continue
+        prefixes.append(counter)
+        states = keys.same_state_prefix(counter) if by_hand else None
+        if states is not None:
+            prefixes.append(states)
+    if prefixes:
+        tx.reset_many(prefixes)
 
 
 def lift_on_success(
