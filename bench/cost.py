@@ -40,7 +40,8 @@ from _loop_cost import (
 from scarguard import FailureMemory
 from scarguard.guard.decorator import guarded_tool
 from scarguard.model import Blame, Failure
-from scarguard.stores.sqlite._schema import BUMP, INSERT_COLUMNS, INSERT_FAILURE
+from scarguard.stores._sql import INSERT_COLUMNS
+from scarguard.stores.sqlite._schema import BUMP, INSERT_FAILURE
 
 ERROR = "command failed: exit code 1"
 SCOPE = ("default", "default")

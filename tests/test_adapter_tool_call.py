@@ -479,7 +479,7 @@ def test_tool_call_adapter_is_an_adapter() -> None:
 )
 def test_shell_commands_that_change_the_workspace(command: str) -> None:
     """Commands that change files or processes count as mutating."""
-    from scarguard.adapters.tool_call import shell_changes_workspace
+    from scarguard.adapters._shell import shell_changes_workspace
 
     assert shell_changes_workspace(command)
     adapter = ToolCallAdapter()
@@ -500,7 +500,7 @@ def test_shell_commands_that_change_the_workspace(command: str) -> None:
 )
 def test_reading_shell_commands_do_not_mutate(command: str) -> None:
     """Reading and testing commands do not count as changing the workspace."""
-    from scarguard.adapters.tool_call import shell_changes_workspace
+    from scarguard.adapters._shell import shell_changes_workspace
 
     assert not shell_changes_workspace(command)
     adapter = ToolCallAdapter()

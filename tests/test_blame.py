@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from scarguard.model import Blame, Outcome
+from scarguard.naming._signature import Signature
 from scarguard.naming.blame import HARNESS_STATUS_CODES, classify_blame, status_blame
-from scarguard.naming.signatures import DEFAULT_BANK, Signature, fallback_signature
+from scarguard.naming.signatures import DEFAULT_BANK, fallback_signature
 
 
 def _named(name: str) -> Signature:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from scarguard.model import ConstraintParams
+from scarguard._constraint_params import ConstraintParams
 
 
 def test_constraint_params_are_typed_and_read_as_a_mapping() -> None:

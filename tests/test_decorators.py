@@ -24,12 +24,9 @@ import scarguard.memory as memory_module
 from helpers import guarded_tools
 from helpers.engine import run
 from scarguard.errors import ConfigurationError, ScarguardWarning, StoreError, ToolBlocked
-from scarguard.guard.decorator import (
-    MEMORY_UNAVAILABLE,
-    GuardedTool,
-    failure_when,
-    guarded_tool,
-)
+from scarguard.guard.decorator import GuardedTool, guarded_tool
+from scarguard.guard.failure_checks import failure_when
+from scarguard.guard.options import MEMORY_UNAVAILABLE
 from scarguard.memory import FailureMemory, set_default_memory
 from scarguard.stores import MemoryStore
 from scarguard.testing import FakeClock

@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from scarguard.errors import ToolBlocked
-from scarguard.guard.decorator import failure_when, guarded_tool
-from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
+from scarguard.guard.decorator import guarded_tool
+from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure, failure_when
 from scarguard.memory import FailureMemory
 from scarguard.testing import FakeClock
 

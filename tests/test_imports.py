@@ -87,3 +87,29 @@ def test_cli_help_does_not_load_the_engine() -> None:
     )
     assert "scarguard.memory" not in loaded
     assert _heavy(loaded) == []
+
+
+def test_only_package_inits_re_export() -> None:
+    """A module's ``__all__`` names only what it defines; re-exports live in ``__init__.py``."""
+    import ast
+
+    root = Path(__file__).resolve().parent.parent / "src" / "scarguard"
+    re_exported: dict[str, list[str]] = {}
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "__init__.py":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        imported = {
+            alias.asname or alias.name
+            for node in tree.body
+            if isinstance(node, ast.ImportFrom | ast.Import)
+            for alias in node.names
+        }
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+            ):
+                names = [n for n in ast.literal_eval(node.value) if n in imported]
+                if names:
+                    re_exported[str(path.relative_to(root))] = names
+    assert re_exported == {}

@@ -10,8 +10,9 @@ import pytest
 from conftest import dispose, make_store
 from helpers.factories import constraint
 from scarguard import FailureMemory
+from scarguard.learning.keys import refusal_keys
 from scarguard.model import Scope
-from scarguard.refusals import build_refusal_stats, refusal_keys
+from scarguard.refusals import build_refusal_stats
 from scarguard.stores import MemoryStore, Store
 
 MISSING = "FileNotFoundError: [Errno 2] No such file or directory: '{}'"

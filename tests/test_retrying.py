@@ -9,8 +9,15 @@ import tenacity
 
 from helpers.engine import run
 from scarguard.errors import ConfigurationError
-from scarguard.guard.decorator import Retry, guarded_tool
-from scarguard.guard.retrying import ResultFailure, as_retry, next_wait, sleep_async, sleep_sync
+from scarguard.guard.decorator import guarded_tool
+from scarguard.guard.retrying import (
+    ResultFailure,
+    Retry,
+    as_retry,
+    next_wait,
+    sleep_async,
+    sleep_sync,
+)
 from scarguard.memory import FailureMemory
 from scarguard.testing import FakeClock
 

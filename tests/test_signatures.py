@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scarguard.model import Blame
+from scarguard.naming._signature import Signature
 from scarguard.naming.bank import DEFAULT_SIGNATURES as BANK_DATA
 from scarguard.naming.signatures import (
     DEFAULT_BANK,
@@ -18,7 +19,6 @@ from scarguard.naming.signatures import (
     FALLBACK_HINT,
     FALLBACK_LABEL,
     FALLBACK_PREFIX,
-    Signature,
     SignatureBank,
     fallback_signature,
     is_fallback,

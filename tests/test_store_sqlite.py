@@ -16,8 +16,9 @@ from helpers.factories import failure
 from scarguard.errors import SchemaVersionError, StoreError
 from scarguard.model import Scope
 from scarguard.stores import SQLiteStore
+from scarguard.stores._sql import FAILURE_COLUMNS
 from scarguard.stores.sqlite._conn import Connections
-from scarguard.stores.sqlite._schema import FAILURE_COLUMNS, SCHEMA_VERSION
+from scarguard.stores.sqlite._schema import SCHEMA_VERSION
 
 SCOPE = Scope("acme", "web")
 

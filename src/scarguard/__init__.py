@@ -16,6 +16,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from scarguard._constraint_params import ConstraintParams
     from scarguard.adapters import MLTrainingAdapter, ToolCallAdapter
     from scarguard.errors import (
         ConfigurationError,
@@ -28,22 +29,17 @@ if TYPE_CHECKING:
         ToolBlocked,
     )
     from scarguard.guard import Attempt
-    from scarguard.guard.decorator import (
-        GuardedCallable,
-        GuardedTool,
-        Retry,
-        ToolStats,
-        failure_when,
-        guarded_tool,
-    )
+    from scarguard.guard.decorator import GuardedCallable, GuardedTool, guarded_tool
+    from scarguard.guard.failure_checks import failure_when
+    from scarguard.guard.retrying import Retry
+    from scarguard.guard.tally import ToolStats
     from scarguard.maintenance import PurgeReport
-    from scarguard.memory import Classification, FailureMemory, default_memory, set_default_memory
+    from scarguard.memory import FailureMemory, default_memory, set_default_memory
     from scarguard.model import (
         Blame,
         Call,
         Constraint,
         ConstraintKind,
-        ConstraintParams,
         Convergence,
         ConvergenceStatus,
         Decision,
@@ -56,14 +52,16 @@ if TYPE_CHECKING:
         Scope,
         Violation,
     )
-    from scarguard.naming.signatures import Signature, SignatureBank
+    from scarguard.naming._signature import Signature
+    from scarguard.naming.classify import Classification
+    from scarguard.naming.signatures import SignatureBank
     from scarguard.observe import LocalObserver, Observer
     from scarguard.policy import Policy
     from scarguard.prompt import GuardView, PromptGuard
+    from scarguard.receipts import VerifyReport
     from scarguard.redact import Redactor
     from scarguard.refusals import ConstraintRefusals, RefusalStats
     from scarguard.stores import JSONStore, MemoryStore, Store, open_store
-    from scarguard.stores.protocol import VerifyReport
     from scarguard.summary import MemoryStats
 
 __all__ = [
@@ -129,11 +127,11 @@ _HOMES = {
     "Attempt": "scarguard.guard",
     "Blame": "scarguard.model",
     "Call": "scarguard.model",
-    "Classification": "scarguard.memory",
+    "Classification": "scarguard.naming.classify",
     "ConfigurationError": "scarguard.errors",
     "Constraint": "scarguard.model",
     "ConstraintKind": "scarguard.model",
-    "ConstraintParams": "scarguard.model",
+    "ConstraintParams": "scarguard._constraint_params",
     "ConstraintRefusals": "scarguard.refusals",
     "Convergence": "scarguard.model",
     "ConvergenceStatus": "scarguard.model",
@@ -159,12 +157,12 @@ _HOMES = {
     "RecordResult": "scarguard.model",
     "Redactor": "scarguard.redact",
     "RefusalStats": "scarguard.refusals",
-    "Retry": "scarguard.guard.decorator",
+    "Retry": "scarguard.guard.retrying",
     "ScarguardError": "scarguard.errors",
     "ScarguardWarning": "scarguard.errors",
     "SchemaVersionError": "scarguard.errors",
     "Scope": "scarguard.model",
-    "Signature": "scarguard.naming.signatures",
+    "Signature": "scarguard.naming._signature",
     "SignatureBank": "scarguard.naming.signatures",
     "Store": "scarguard.stores",
     "StoreCorruptionWarning": "scarguard.errors",
@@ -172,11 +170,11 @@ _HOMES = {
     "StoreFallbackWarning": "scarguard.errors",
     "ToolBlocked": "scarguard.errors",
     "ToolCallAdapter": "scarguard.adapters",
-    "ToolStats": "scarguard.guard.decorator",
-    "VerifyReport": "scarguard.stores.protocol",
+    "ToolStats": "scarguard.guard.tally",
+    "VerifyReport": "scarguard.receipts",
     "Violation": "scarguard.model",
     "default_memory": "scarguard.memory",
-    "failure_when": "scarguard.guard.decorator",
+    "failure_when": "scarguard.guard.failure_checks",
     "guarded_tool": "scarguard.guard.decorator",
     "open_store": "scarguard.stores",
     "set_default_memory": "scarguard.memory",

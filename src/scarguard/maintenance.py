@@ -19,8 +19,9 @@ from scarguard.errors import ConfigurationError, ScarguardError, ScarguardWarnin
 from scarguard.learning.lifting import remove_with_counters
 from scarguard.model import Constraint, ConstraintKind, Scope
 from scarguard.policy import Policy
+from scarguard.receipts import VerifyReport
 from scarguard.redact import Redactor
-from scarguard.stores.protocol import Store, VerifyReport
+from scarguard.stores.protocol import Store
 from scarguard.telemetry import log_constraints
 
 __all__ = ["MaintenanceMixin", "PurgeReport"]

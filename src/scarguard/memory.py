@@ -52,10 +52,11 @@ from scarguard.model import (
     Pattern,
     Scope,
 )
+from scarguard.naming._signature import Signature
 from scarguard.naming.blame import classify_blame
 from scarguard.naming.classify import Classification, error_parts
 from scarguard.naming.retry_after import retry_after
-from scarguard.naming.signatures import Signature, SignatureBank
+from scarguard.naming.signatures import SignatureBank
 from scarguard.observe import LocalObserver, Observer
 from scarguard.policy import Policy
 from scarguard.redact import Redactor
@@ -67,7 +68,7 @@ if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 from scarguard.tenancy import derive_project
 
-__all__ = ["Classification", "FailureMemory", "default_memory", "set_default_memory"]
+__all__ = ["FailureMemory", "default_memory", "set_default_memory"]
 
 _MEMORIES: weakref.WeakSet[FailureMemory] = weakref.WeakSet()
 _log = logging.getLogger("scarguard")

@@ -27,7 +27,6 @@ __all__ = [
     "Call",
     "Constraint",
     "ConstraintKind",
-    "ConstraintParams",
     "Convergence",
     "ConvergenceStatus",
     "Decision",

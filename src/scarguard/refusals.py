@@ -25,17 +25,11 @@ from collections.abc import Mapping
 import attrs
 
 from scarguard._frozen import freeze_mapping
-from scarguard.learning.keys import SEP, refusal_keys, verdict_keys
+from scarguard.learning.keys import SEP
 from scarguard.model import Scope
 from scarguard.stores.protocol import Store
 
-__all__ = [
-    "ConstraintRefusals",
-    "RefusalStats",
-    "build_refusal_stats",
-    "refusal_keys",
-    "verdict_keys",
-]
+__all__ = ["ConstraintRefusals", "RefusalStats", "build_refusal_stats"]
 
 VERDICTS = ("right", "wrong", "other")
 """The real outcomes of a call shadow mode would have refused."""

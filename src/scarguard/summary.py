@@ -15,12 +15,8 @@ import attrs
 from scarguard._frozen import freeze_mapping
 from scarguard.learning.keys import signature_tools_prefix
 from scarguard.model import Blame, Constraint, Failure, Pattern, Scope
-from scarguard.naming.signatures import (
-    FALLBACK_PREFIX,
-    Signature,
-    SignatureBank,
-    fallback_signature,
-)
+from scarguard.naming._signature import Signature
+from scarguard.naming.signatures import FALLBACK_PREFIX, SignatureBank, fallback_signature
 from scarguard.refusals import RefusalStats, build_refusal_stats
 from scarguard.stores.protocol import Store
 

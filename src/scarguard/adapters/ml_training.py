@@ -27,7 +27,7 @@ from scarguard import canonical
 from scarguard.model import Blame, Call, Outcome
 
 if TYPE_CHECKING:
-    from scarguard.naming.signatures import Signature
+    from scarguard.naming._signature import Signature
 
 __all__ = [
     "ARCHITECTURE_SWAP",

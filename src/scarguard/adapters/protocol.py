@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from scarguard.model import Blame, Call, Outcome
 
 if TYPE_CHECKING:
-    from scarguard.naming.signatures import Signature
+    from scarguard.naming._signature import Signature
 
 __all__ = ["Adapter"]
 

@@ -32,7 +32,7 @@ from scarguard.adapters._shell import command_text, names_program, shell_changes
 from scarguard.model import Blame, Call, Outcome
 
 if TYPE_CHECKING:
-    from scarguard.naming.signatures import Signature
+    from scarguard.naming._signature import Signature
 
 __all__ = [
     "API_CALL",
@@ -47,7 +47,6 @@ __all__ = [
     "TOOL_ACTION_CLASSES",
     "Screen",
     "ToolCallAdapter",
-    "shell_changes_workspace",
 ]
 
 FILE_READ: Final = "file_read"

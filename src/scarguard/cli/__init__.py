@@ -49,11 +49,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
     from scarguard.cli import commands  # the engine loads only for a command (--help is fast)
+    from scarguard.cli._common import CommandError
 
     try:
         handled = agents.run(args)
         return handled if handled is not None else commands.run(args)
-    except commands.CommandError as exc:
+    except CommandError as exc:
         _fail(args.command, exc)
         return exc.code
     except ScarguardError as exc:

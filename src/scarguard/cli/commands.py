@@ -12,14 +12,12 @@ import argparse
 import sys
 from collections.abc import Callable
 
-from scarguard.cli._common import CommandError
 from scarguard.cli.inspection import cmd_guard, cmd_show
-from scarguard.cli.parser import EXIT_BROKEN, EXIT_OK, EXIT_STORE, EXIT_USAGE
 from scarguard.cli.purge import cmd_purge
 from scarguard.cli.stats import cmd_stats
 from scarguard.cli.upkeep import cmd_export, cmd_forget, cmd_import, cmd_verify
 
-__all__ = ["EXIT_BROKEN", "EXIT_OK", "EXIT_STORE", "EXIT_USAGE", "CommandError", "run"]
+__all__ = ["run"]
 
 
 def cmd_demo(args: argparse.Namespace) -> int:

@@ -23,7 +23,8 @@ import attrs
 import tenacity
 
 from scarguard.cli.rendering import Style, blame_word, plural, width, wrap
-from scarguard.guard.decorator import Retry, guarded_tool
+from scarguard.guard.decorator import guarded_tool
+from scarguard.guard.retrying import Retry
 from scarguard.memory import FailureMemory
 from scarguard.model import Blame, Constraint, Decision, Failure
 from scarguard.prompt import PromptGuard

@@ -32,10 +32,10 @@ import wrapt
 
 from scarguard import _fork
 from scarguard.errors import ConfigurationError
-from scarguard.frameworks import CONTEXT_PARAM_NAMES, CONTEXT_TYPE_NAMES, framework_tool_name
+from scarguard.frameworks import framework_tool_name
 from scarguard.guard.binding import ArgBinder
-from scarguard.guard.failure_checks import FailurePredicate, failure_when
-from scarguard.guard.options import MEMORY_UNAVAILABLE, GuardOptions
+from scarguard.guard.failure_checks import FailurePredicate
+from scarguard.guard.options import GuardOptions
 from scarguard.guard.retrying import Retry
 from scarguard.guard.tally import ToolStats
 from scarguard.guard.tool import ToolGuard
@@ -43,17 +43,7 @@ from scarguard.memory import FailureMemory
 from scarguard.model import Decision
 from scarguard.policy import Policy
 
-__all__ = [
-    "CONTEXT_PARAM_NAMES",
-    "CONTEXT_TYPE_NAMES",
-    "MEMORY_UNAVAILABLE",
-    "GuardedCallable",
-    "GuardedTool",
-    "Retry",
-    "ToolStats",
-    "failure_when",
-    "guarded_tool",
-]
+__all__ = ["GuardedCallable", "GuardedTool", "guarded_tool"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 P = ParamSpec("P")

@@ -19,7 +19,7 @@ from scarguard.errors import ToolBlocked
 from scarguard.guard._report import Reporter
 from scarguard.guard.binding import ArgBinder
 from scarguard.guard.failure_checks import describe_failure
-from scarguard.guard.options import MEMORY_UNAVAILABLE, GuardOptions
+from scarguard.guard.options import GuardOptions
 from scarguard.guard.step import Attempt, quick_decision
 from scarguard.guard.tally import Tally, ToolStats
 from scarguard.learning.progress import NO_RESULT
@@ -30,7 +30,7 @@ _RECORD = FailureMemory.record
 _Allowed = tuple[FailureMemory, str, Mapping[str, Any]]
 """A call allowed on the lean path: its memory, tool and arguments (its Decision, when asked)."""
 
-__all__ = ["MEMORY_UNAVAILABLE", "GuardOptions", "ToolGuard", "ToolStats", "warning_note"]
+__all__ = ["ToolGuard", "warning_note"]
 
 _NOTE_LIMIT = 300
 

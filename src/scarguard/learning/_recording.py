@@ -24,10 +24,11 @@ from scarguard.learning.observed import Revalidator, dependencies, is_shell_like
 from scarguard.learning.progress import NO_RESULT, ProgressTracker
 from scarguard.learning.rules import Lesson, enforce_cap, learn
 from scarguard.model import Blame, Call, Constraint, Failure, Outcome, RecordResult, Scope
+from scarguard.naming._signature import Signature
 from scarguard.naming.blame import classify_blame
 from scarguard.naming.classify import Classification, error_parts
 from scarguard.naming.retry_after import retry_after
-from scarguard.naming.signatures import Signature, SignatureBank
+from scarguard.naming.signatures import SignatureBank
 from scarguard.policy import Policy
 from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store, Transaction

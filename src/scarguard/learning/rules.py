@@ -23,25 +23,18 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from scarguard._constraint_params import ConstraintParams
 from scarguard.adapters._shell import command_words
 from scarguard.adapters.tool_call import search_text
 from scarguard.canonical import MAX_ITEMS, MAX_STRING, canonical_json
 from scarguard.learning import keys
 from scarguard.learning.semantic import DETERMINISTIC_WHILE_HELD, kept_tokens
-from scarguard.model import (
-    Blame,
-    Call,
-    Constraint,
-    ConstraintKind,
-    ConstraintParams,
-    Failure,
-    Level,
-)
+from scarguard.model import Blame, Call, Constraint, ConstraintKind, Failure, Level
 from scarguard.redact import excerpt
 
 if TYPE_CHECKING:
     from scarguard.adapters.protocol import Adapter
-    from scarguard.naming.signatures import Signature
+    from scarguard.naming._signature import Signature
     from scarguard.policy import Policy
     from scarguard.stores.protocol import Transaction
 

@@ -1,7 +1,8 @@
 """Naming failures: signatures and their bank, blame, and the waits errors ask for.
 
-- :mod:`~scarguard.naming.signatures`: :class:`Signature`, :class:`SignatureBank`, the
-  fallback signature of unrecognised errors;
+- :mod:`~scarguard.naming.signatures`: :class:`SignatureBank`, the fallback signature of
+  unrecognised errors;
+- :mod:`~scarguard.naming._signature`: :class:`Signature`, the value both build on;
 - :mod:`~scarguard.naming.bank`: the default bank's data;
 - :mod:`~scarguard.naming.blame`: who is to blame for a failure;
 - :mod:`~scarguard.naming.classify`: an error's text, exception types and status code;

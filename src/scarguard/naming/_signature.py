@@ -1,8 +1,7 @@
 """The value type of a named failure kind, below the bank that names errors and its data.
 
-:class:`Signature` is public as :class:`scarguard.naming.signatures.Signature` (and
-``scarguard.Signature``); it lives here so that the default bank's data
-(:mod:`scarguard.naming.bank`) and the bank that matches errors
+:class:`Signature` is public as ``scarguard.Signature``; it lives here so that the default
+bank's data (:mod:`scarguard.naming.bank`) and the bank that matches errors
 (:mod:`scarguard.naming.signatures`) both build on it without importing each other.
 """
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from scarguard.model import Blame, Outcome
-from scarguard.naming.signatures import FALLBACK_PREFIX, Signature, is_fallback
+from scarguard.naming._signature import Signature
+from scarguard.naming.signatures import FALLBACK_PREFIX, is_fallback
 
 __all__ = ["HARNESS_STATUS_CODES", "classify_blame", "status_blame"]
 

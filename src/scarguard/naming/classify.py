@@ -11,7 +11,7 @@ from __future__ import annotations
 import attrs
 
 from scarguard.model import Blame
-from scarguard.naming.signatures import Signature
+from scarguard.naming._signature import Signature
 
 __all__ = ["Classification", "error_parts"]
 

@@ -42,7 +42,6 @@ __all__ = [
     "FALLBACK_HINT",
     "FALLBACK_LABEL",
     "FALLBACK_PREFIX",
-    "Signature",
     "SignatureBank",
     "fallback_signature",
     "is_fallback",

@@ -29,10 +29,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scarguard.errors import StoreCorruptionWarning
+from scarguard.receipts import VerifyReport
 from scarguard.stores.factory import DEFAULT_PATH, default_path, open_store
 from scarguard.stores.json import JSONStore
 from scarguard.stores.memory import MemoryStore
-from scarguard.stores.protocol import CounterValue, Store, Transaction, VerifyReport
+from scarguard.stores.protocol import CounterValue, Store, Transaction
 
 if TYPE_CHECKING:
     from scarguard.stores.postgres import PostgresStore

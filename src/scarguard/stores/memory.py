@@ -20,9 +20,10 @@ from scarguard.receipts import (
     Chain,
     ChainWriter,
     Receipt,
+    VerifyReport,
     verify_store,
 )
-from scarguard.stores.protocol import CounterValue, VerifyReport, failure_identity
+from scarguard.stores.protocol import CounterValue, failure_identity
 
 __all__ = ["MemoryStore"]
 

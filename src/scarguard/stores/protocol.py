@@ -26,7 +26,6 @@ __all__ = [
     "CounterValue",
     "Store",
     "Transaction",
-    "VerifyReport",
     "failure_identity",
 ]
 

@@ -39,13 +39,13 @@ from scarguard import _fork
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import Chain, FileCheckpoint, Receipt, verify_store
+from scarguard.receipts import Chain, FileCheckpoint, Receipt, VerifyReport, verify_store
 from scarguard.stores._files import ShortFile, append_committed, atomic_write
 from scarguard.stores.json import _retention as retention
 from scarguard.stores.json import _state as js
 from scarguard.stores.json._locking import file_lock
 from scarguard.stores.json._tx import JSONTransaction
-from scarguard.stores.protocol import CounterValue, VerifyReport
+from scarguard.stores.protocol import CounterValue
 from scarguard.stores.records import export_records, import_records
 
 __all__ = ["JSONStore"]

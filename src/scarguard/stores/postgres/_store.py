@@ -69,6 +69,7 @@ from scarguard.receipts import (
     GENESIS,
     Chain,
     Receipt,
+    VerifyReport,
     check_checkpoint,
     checkpoint_mac,
     verify_store,
@@ -85,7 +86,6 @@ from scarguard.stores.postgres._conn import (
 from scarguard.stores.postgres._schema import SQL
 from scarguard.stores.postgres._tx import Pipelined, PostgresTransaction
 from scarguard.stores.postgres._watch import Watch
-from scarguard.stores.protocol import VerifyReport
 from scarguard.stores.records import import_records
 
 __all__ = ["PostgresStore"]

@@ -20,12 +20,8 @@ from typing import TYPE_CHECKING
 from scarguard.stores._sql import (
     CONSTRAINT_COLUMNS,
     CONSTRAINT_SQL,
-    FAILURE_COLUMNS,
-    FAILURE_SQL,
     INSERT_COLUMNS,
     Dialect,
-    constraint_from,
-    failure_from,
 )
 
 if TYPE_CHECKING:
@@ -35,11 +31,6 @@ if TYPE_CHECKING:
 __all__ = [
     "BUMP",
     "BUMP_MANY_ROWS",
-    "CONSTRAINT_COLUMNS",
-    "CONSTRAINT_SQL",
-    "FAILURE_COLUMNS",
-    "FAILURE_SQL",
-    "INSERT_COLUMNS",
     "INSERT_FAILURE",
     "INSERT_RECEIPT",
     "PUT_CONSTRAINT",
@@ -49,8 +40,6 @@ __all__ = [
     "apply_migrations",
     "bump_many_returning_sql",
     "bump_many_sql",
-    "constraint_from",
-    "failure_from",
     "user_version",
 ]
 

@@ -47,18 +47,17 @@ from scarguard.receipts import (
     ChainWriter,
     FileCheckpoint,
     Receipt,
+    VerifyReport,
     reseal,
     verify_store,
 )
-from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads, SQLTransaction
-from scarguard.stores.protocol import VerifyReport
+from scarguard.stores._sql import CHAIN_SQL, INSERT_COLUMNS, TABLES, SQLReads, SQLTransaction
 from scarguard.stores.records import import_records
 from scarguard.stores.sqlite._conn import Connections, rollback
 from scarguard.stores.sqlite._schema import (
     BUMP,
     BUMP_MANY_ROWS,
     BUMP_RETURNING,
-    INSERT_COLUMNS,
     INSERT_FAILURE,
     INSERT_RECEIPT,
     PUT_CONSTRAINT,
