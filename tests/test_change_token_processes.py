@@ -198,6 +198,27 @@ def test_a_restore_through_the_backup_api_is_seen_at_the_next_call(
     assert not allowed(ours)
 
 
+@pytest.mark.parametrize(
+    "rewrite", ["VACUUM", "PRAGMA wal_checkpoint(TRUNCATE); VACUUM; PRAGMA optimize"]
+)
+def test_a_lift_right_after_a_vacuum_by_another_process_is_seen(
+    ours: FailureMemory, peer: Peer, rewrite: str
+) -> None:
+    """``VACUUM`` rewrites every page of the file through the log (a maintenance job):
+    the ban learned here stays, and the lift that follows is seen."""
+    for _ in range(2):
+        ours.record(TOOL, ARGS, error="permission denied")
+    assert not allowed(ours)
+    peer.run(
+        "c = sqlite3.connect(path, isolation_level=None)\n"
+        f"c.executescript({rewrite!r})\n"
+        "c.close()"
+    )
+    assert not allowed(ours)
+    peer.run(LIFT_BY_FORGET)
+    assert allowed(ours)
+
+
 def test_a_snapshot_restored_by_another_process_is_seen(ours: FailureMemory, peer: Peer) -> None:
     """``FailureMemory.restore`` in another process: back to before the ban, then with it."""
     peer.run("clean = m.snapshot()")
