@@ -297,6 +297,9 @@ def test_which_runs_cover_a_selection() -> None:
         assert covered_by(failing, {"command": command}), command
     for command in ("pytest tests/other", "pytest tests/unit/test_b.py", "pytest tests/uni"):
         assert not covered_by(failing, {"command": command}), command
+    timed = {"command": "pytest", "timeout": 600, "description": "the whole suite"}
+    assert covered_by(failing, timed)  # a longer timeout runs the same tests
+    assert not covered_by(failing, {"command": "pytest", "env": {"CI": "1"}})
     case = selected_depends("pytest tests/unit/test_a.py::test_x[slow-2]")
     assert covered_by(case, {"command": "pytest tests/unit/test_a.py::test_x"})
     assert not covered_by(case, {"command": "pytest tests/unit/test_a.py::test_xy"})

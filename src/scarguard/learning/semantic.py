@@ -339,9 +339,16 @@ def condition(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
     return ()
 
 
+_NOT_WHAT_RUNS: Final = frozenset(
+    {"command", "cmd", "timeout", "timeout_ms", "timeout_s", "timeout_seconds", "description"}
+)
+"""A command call's arguments that do not choose what it runs (how long it may take, what
+it is for): a suite run with a longer timeout ran the same tests."""
+
+
 def _other_args(call_args: Mapping[str, Any]) -> str:
-    """Return a digest of a command call's arguments besides its command (its ``timeout``...)."""
-    rest = {k: v for k, v in call_args.items() if k not in ("command", "cmd")}
+    """Return a digest of a command call's arguments that may choose what it runs (``cwd``...)."""
+    rest = {k: v for k, v in call_args.items() if k not in _NOT_WHAT_RUNS}
     return hashlib.blake2b(canonical_json(rest).encode(), digest_size=8).hexdigest()
 
 
