@@ -5,7 +5,8 @@ prompt guard, the CLI). Its hot path is ``check()``: a generation token from the
 dictionary lookup in the cached constraint index, nothing else. Successes are counted in
 memory and flushed in batches; a failure is one write transaction. The check side lives in
 :mod:`scarguard.guard._checking`, the success side in :mod:`scarguard.guard._successes`, the
-failure side in :mod:`scarguard.learning._recording` (mixins of :class:`FailureMemory`).
+failure side in :mod:`scarguard.learning._recording`, the read-only reports in
+:mod:`scarguard._reports` (mixins of :class:`FailureMemory`).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import attrs
 
 from scarguard import _fork
+from scarguard._reports import ReportsMixin
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters.protocol import Adapter
 from scarguard.adapters.tool_call import Screen
@@ -41,28 +43,13 @@ from scarguard.learning.progress import (
     ProgressTracker,
 )
 from scarguard.maintenance import MaintenanceMixin
-from scarguard.model import (
-    Call,
-    Constraint,
-    ConstraintKind,
-    Convergence,
-    Decision,
-    Failure,
-    Outcome,
-    Pattern,
-    Scope,
-)
-from scarguard.naming._signature import Signature
-from scarguard.naming.blame import classify_blame
-from scarguard.naming.classify import Classification, error_parts
-from scarguard.naming.retry_after import retry_after
+from scarguard.model import Call, Constraint, Decision, Scope
 from scarguard.naming.signatures import SignatureBank
 from scarguard.observe import LocalObserver, Observer
 from scarguard.policy import Policy
 from scarguard.redact import Redactor
 from scarguard.stores.factory import open_store
 from scarguard.stores.protocol import Store
-from scarguard.summary import MemoryStats, build_patterns, build_stats, signature_named
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -75,7 +62,9 @@ _log = logging.getLogger("scarguard")
 _T = TypeVar("_T")
 
 
-class FailureMemory(CheckingMixin, SuccessMixin, FailureRecording, MaintenanceMixin):
+class FailureMemory(
+    CheckingMixin, SuccessMixin, FailureRecording, MaintenanceMixin, ReportsMixin
+):
     """Remember failed tool calls and refuse the ones known to fail again.
 
     Args:
@@ -278,18 +267,6 @@ class FailureMemory(CheckingMixin, SuccessMixin, FailureRecording, MaintenanceMi
             return call
         return attrs.evolve(call, tool=tool, targets=safe)
 
-    def classify(
-        self, error: str | BaseException | None, *, status_code: int | None = None, tool: str = ""
-    ) -> Classification:
-        """Return the signature, blame and retry hint of an error, without recording it."""
-        text, kinds, found_status = error_parts(error)
-        status = status_code if status_code is not None else found_status
-        signature = self.signatures.match(text, status_code=status, exception_types=kinds)
-        outcome = Outcome(ok=False, error=text, status_code=status)
-        override = self.adapter_for(tool).blame(signature, outcome) if tool else None
-        blame = override or classify_blame(signature, outcome)
-        return Classification(signature, blame, retry_after(text))
-
     # -- the two calls of the hot path -----------------------------------------------------
 
     def check(
@@ -353,85 +330,6 @@ class FailureMemory(CheckingMixin, SuccessMixin, FailureRecording, MaintenanceMi
     def flush(self) -> None:
         """Write the successes and refusals counted in memory (done in batches and at exit)."""
         self._flush()
-
-    # -- reading ---------------------------------------------------------------------------
-
-    def constraints(
-        self,
-        *,
-        tool: str | None = None,
-        kind: ConstraintKind | str | None = None,
-        include_stale: bool = False,
-    ) -> list[Constraint]:
-        """Return the active constraints, oldest first, optionally filtered.
-
-        Args:
-            tool: Only this tool's constraints.
-            kind: Only constraints of this kind.
-            include_stale: Also the ones the workspace contradicts (a path they depend on
-                changed since they were learned); they refuse nothing.
-        """
-        wanted = ConstraintKind(kind) if kind is not None else None
-        with self._lock:
-            now = self.clock()
-            rules = self._current_index(now).all
-        return [
-            c
-            for c in rules
-            if c.active(now)
-            and (tool is None or c.tool == tool)
-            and (wanted is None or c.kind is wanted)
-            and (include_stale or not self._revalidator.stale(c))
-        ]
-
-    def recent_failures(
-        self,
-        limit: int = 10,
-        *,
-        since: float | None = None,
-        tool: str | None = None,
-        signature: str | None = None,
-    ) -> list[Failure]:
-        """Return the latest failures of this workspace and project, newest first.
-
-        Args:
-            limit: How many at most.
-            since: Only failures at or after this time (seconds since the epoch).
-            tool: Only this tool's failures.
-            signature: Only failures of this kind.
-        """
-        return self.store.failures(
-            self.scope, limit=limit, since=since, tool=tool, signature=signature
-        )
-
-    def signature(self, name: str) -> Signature:
-        """Return the signature called ``name`` (label, hint, blame), fallback kinds included."""
-        return signature_named(self.signatures, name)
-
-    def patterns(self, *, since: float | None = None, min_count: int = 2) -> list[Pattern]:
-        """Return the failure kinds that repeat, most frequent first.
-
-        Args:
-            since: Only count failures at or after this time (seconds since the epoch).
-            min_count: How many failures make a repeat.
-        """
-        return build_patterns(
-            self.store, self.scope, self.signatures, since=since, min_count=min_count
-        )
-
-    def stats(self) -> MemoryStats:
-        """Return counts per tool, failure kind, blame and constraint kind."""
-        self.flush()
-        return build_stats(self.store, self.scope, self.constraints())
-
-    def convergence(self) -> Convergence:
-        """Return whether this session's agent is making progress."""
-        with self._view:
-            return self._tracker.convergence()
-
-    def is_done(self) -> bool:
-        """Return whether the loop should stop: plateau, stuck, exhausted or looping."""
-        return self.convergence().done
 
     def close(self) -> None:
         """Flush pending successes and release the store."""
