@@ -83,3 +83,10 @@ def test_the_forking_threads_own_transaction_is_not_waited_for() -> None:
 
     with _fork.writing():
         assert in_child(child_writes)
+
+
+def test_the_child_knows_whether_it_was_forked_from_inside_the_gate() -> None:
+    """``forked_inside()`` is true in a child forked from inside ``writing()`` only."""
+    assert not in_child(_fork.forked_inside)
+    with _fork.writing():
+        assert in_child(_fork.forked_inside)

@@ -310,3 +310,29 @@ def test_a_database_replaced_while_open_refuses_to_write_into_the_old_file(
     fresh = FailureMemory(path)
     fresh.record("run", {"n": 5}, error="after reopening")
     assert {f.error for f in fresh.recent_failures(10)} >= {"after reopening"}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_fork_waits_for_another_threads_read(tmp_path: Path) -> None:
+    """A statement is a critical section too: the child closes the connections it inherits,
+    so none may be in the middle of one when the process forks."""
+    from helpers.forking import in_child
+
+    store = SQLiteStore(tmp_path / "m.db")
+    inside, leave, order = threading.Event(), threading.Event(), []
+
+    def slow_read(conn: sqlite3.Connection) -> None:
+        conn.execute("SELECT 1").fetchone()
+        inside.set()
+        leave.wait(5)
+        order.append("read")
+
+    thread = threading.Thread(target=lambda: store._read(slow_read))
+    thread.start()
+    inside.wait(5)
+    threading.Timer(0.2, leave.set).start()
+    assert in_child(lambda: True)
+    order.append("forked")
+    thread.join()
+    store.close()
+    assert order == ["read", "forked"]

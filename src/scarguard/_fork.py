@@ -5,11 +5,12 @@ held at that moment stays held in the child, by threads that do not exist there:
 never released, a connection belongs to the parent's session, SQLite's in-memory lock state
 says "this process holds the write lock". So:
 
-* **The gate** (:func:`writing`): a write transaction is a short critical section that
-  ``fork`` waits for. Before forking, the forking thread waits until no *other* thread is
-  inside one, and holds new ones back until the fork is done (in the parent and the
-  child). The forking thread's own transaction (a fork from inside a ``with
-  store.transaction()``) is not waited for: that would wait for itself.
+* **The gate** (:func:`writing`): a write transaction, or any SQLite statement, is a short
+  critical section that ``fork`` waits for. Before forking, the forking thread waits until
+  no *other* thread is inside one, and holds new ones back until the fork is done (in the
+  parent and the child). The forking thread's own transaction (a fork from inside a ``with
+  store.transaction()``) is not waited for: that would wait for itself;
+  :func:`forked_inside` tells the child whether it was inside one.
 * **The registry**: in the child, every function registered with :func:`in_child` runs, in
   registration order, then every live object tracked with :func:`track` is handed to its
   function (a store forgets its inherited connections, a lock is replaced). Objects are
@@ -27,7 +28,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
-__all__ = ["in_child", "track", "untrack", "writing"]
+__all__ = ["forked_inside", "in_child", "track", "untrack", "writing"]
 
 _F = TypeVar("_F", bound=Callable[[], None])
 
@@ -54,6 +55,15 @@ def writing() -> Iterator[None]:
             if depth:
                 _active[me] = depth
             _cond.notify_all()
+
+
+def forked_inside() -> bool:
+    """In a forked child: whether the thread that forked was inside :func:`writing` then.
+
+    Every other thread was outside it (``fork`` waited), so only that thread's connection can
+    be in the middle of a statement or a transaction.
+    """
+    return threading.get_ident() in _active
 
 
 def in_child(function: _F) -> _F:

@@ -4,8 +4,10 @@ A driver connection (SQLite, psycopg) must not be used by two threads at once, n
 into a forked child: the child would share the parent's file descriptors, lock state or
 server session. So each thread gets its own connection, every connection opened is
 registered so that :meth:`PerThread.close` closes them all, and a forked child forgets the
-inherited ones (``scarguard._fork``). Those are kept alive but never closed in the child,
-since closing would release locks the parent holds or end the parent's session.
+inherited ones (``scarguard._fork``). A driver says what the child does with them
+(:attr:`PerThread._close_in_child`): keep them alive unclosed (closing a psycopg connection
+would end the parent's session), or close them (SQLite, which must not keep the parent's
+per-file state alive in the child).
 """
 
 from __future__ import annotations
@@ -39,6 +41,9 @@ class PerThread(Generic[_C]):
 
     _close_errors: ClassVar[tuple[type[Exception], ...]] = ()
     """What closing a connection may raise (the driver's error): ignored by :meth:`close`."""
+    _close_in_child: ClassVar[bool] = False
+    """Whether a forked child closes the connections it inherited (else keeps them alive,
+    unused), when none of them can be in use: the fork came from outside ``_fork.writing``."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -62,8 +67,13 @@ class PerThread(Generic[_C]):
 
     def forget(self) -> None:
         """Drop connections inherited across ``fork`` (called in the child)."""
-        _ABANDONED.extend(self._all)
-        self._all = []
+        inherited, self._all = self._all, []
+        if self._close_in_child and not _fork.forked_inside():
+            for conn in inherited:
+                with contextlib.suppress(*self._close_errors):
+                    conn.close()
+        else:
+            _ABANDONED.extend(inherited)
         self._local = threading.local()
         self._lock = threading.Lock()
 
@@ -73,7 +83,8 @@ class PerThread(Generic[_C]):
             connections, self._all = self._all, []
             self._closed = True
         self._local = threading.local()
-        for conn in connections:
-            with contextlib.suppress(*self._close_errors):  # closing never matters more
-                conn.close()
+        with _fork.writing():  # a fork waits: the child never inherits one half closed
+            for conn in connections:
+                with contextlib.suppress(*self._close_errors):  # closing never matters more
+                    conn.close()
         _fork.untrack(self)

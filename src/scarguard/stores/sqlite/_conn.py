@@ -70,6 +70,15 @@ class Connections(PerThread[sqlite3.Connection]):
     """
 
     _close_errors = (sqlite3.Error,)
+    _close_in_child = True
+    """A forked child closes the connections it inherited: kept open, they would keep
+    SQLite's per-file state of the parent alive in the child (its locks, the mapped
+    ``-shm``), the child's new connections would share it and take no lock of their own, and
+    the parent's last close would delete the ``-wal`` and ``-shm`` the child still uses.
+    Closing takes no lock the parent holds (POSIX locks are not inherited) and, while the
+    parent's connections hold theirs, neither checkpoints nor deletes anything. Every
+    statement runs inside ``_fork.writing``, so no inherited connection is in the middle of
+    one (a fork from inside one keeps them all, unclosed)."""
     retry_attempts = 3
     """How many times a busy ``BEGIN IMMEDIATE`` is tried before giving up."""
     retry_wait: tenacity.wait.wait_base | None = None
@@ -151,8 +160,9 @@ class Connections(PerThread[sqlite3.Connection]):
             with contextlib.suppress(OSError):
                 os.chmod(self.path, 0o600)
         try:
-            self._check_version(conn)  # before the first write: a newer file stays untouched
-            conn.execute("PRAGMA journal_mode=WAL")
+            with writing():
+                self._check_version(conn)  # before the first write: a newer file stays as is
+                conn.execute("PRAGMA journal_mode=WAL")
             if user_version(conn) < SCHEMA_VERSION:
                 with self.write(conn):
                     self._check_version(conn)
@@ -179,14 +189,15 @@ class Connections(PerThread[sqlite3.Connection]):
         if self._closed:
             raise self.error("the store is closed")
         try:
-            conn = sqlite3.connect(
-                self.path,
-                isolation_level=None,  # we issue BEGIN IMMEDIATE / COMMIT ourselves
-                check_same_thread=False,  # only so that close() can close every thread's
-                timeout=self.busy_timeout_ms / 1000,
-            )
-            conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
-            conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
+            with writing():
+                conn = sqlite3.connect(
+                    self.path,
+                    isolation_level=None,  # we issue BEGIN IMMEDIATE / COMMIT ourselves
+                    check_same_thread=False,  # only so that close() can close every thread's
+                    timeout=self.busy_timeout_ms / 1000,
+                )
+                conn.execute(f"PRAGMA busy_timeout = {self.busy_timeout_ms}")
+                conn.execute(f"PRAGMA synchronous = {'FULL' if self.durable else 'NORMAL'}")
         except sqlite3.Error as exc:
             raise self.error("cannot open the database", exc) from exc
         return self._register(conn)

@@ -39,6 +39,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from scarguard._fork import writing
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import (
     GENESIS,
@@ -310,7 +311,8 @@ class SQLiteStore(SQLReads):
             cached: Hashable = seen[2]  # the same bytes as a header trusted before
             return cached
         own = self._own
-        version = int(self._db.get().execute("PRAGMA data_version").fetchone()[0])
+        with writing():
+            version = int(self._db.get().execute("PRAGMA data_version").fetchone()[0])
         token = (self._db.serial(), version, own)
         # the header was read before the statement: a commit in between moves it again, so
         # the next call reads the statement again (never a token older than the header)
@@ -319,15 +321,16 @@ class SQLiteStore(SQLReads):
 
     def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read transaction if asked."""
-        conn = self._db.get()
         try:
-            if not snapshot:
-                return read(conn)
-            conn.execute("BEGIN")
-            try:
-                return read(conn)
-            finally:
-                rollback(conn)
+            with writing():  # fork waits for a statement (the child closes this connection)
+                conn = self._db.get()
+                if not snapshot:
+                    return read(conn)
+                conn.execute("BEGIN")
+                try:
+                    return read(conn)
+                finally:
+                    rollback(conn)
         except sqlite3.Error as exc:
             raise self._db.error("read failed", exc) from exc
 
@@ -360,13 +363,14 @@ class SQLiteStore(SQLReads):
     @contextmanager
     def _read_chain(self) -> Iterator[Chain]:
         """The chain, read in one snapshot (this thread's connection, a read transaction)."""
-        conn = self._db.get()
         try:
-            conn.execute("BEGIN")
-            try:
-                yield Chain(Receipt(*row) for row in conn.execute(CHAIN_SQL))
-            finally:
-                rollback(conn)
+            with writing():
+                conn = self._db.get()
+                conn.execute("BEGIN")
+                try:
+                    yield Chain(Receipt(*row) for row in conn.execute(CHAIN_SQL))
+                finally:
+                    rollback(conn)
         except sqlite3.Error as exc:
             raise self._db.error("read failed", exc) from exc
 
