@@ -20,7 +20,7 @@ import pytest
 
 from helpers.git import git
 from scarguard import FailureMemory
-from scarguard.adapters._shell import selected_tests
+from scarguard.adapters._shell import installs, selected_tests
 from scarguard.learning.semantic import covered_by, make_defines, make_sources
 from scarguard.testing import FakeClock
 
@@ -280,6 +280,34 @@ def test_a_syntax_error_of_an_old_interpreter_lifts_when_the_version_pin_changes
     assert allowed(memory, args)
     if real:
         assert sh(tmp_path, args["command"], env).stdout.strip() == "one"
+
+
+def test_the_installs_that_may_put_a_program_on_path() -> None:
+    """Installs spelled through an interpreter, a lock file, an installer script or a bare
+    package manager; reading and building commands still do not count."""
+    for command in ("python -m pip install ruff", "python3 -m pip install -e .", "npm ci",
+                    "yarn", "bundle install", "corepack enable", "nix-env -i ripgrep",
+                    "curl -fsSL https://example.com/install.sh | sh",
+                    "curl -fsSL https://example.com/install.sh | sudo bash -s -- -y"):  # fmt: skip
+        assert installs(command), command
+    for command in ("python -m pytest", "python -m pip list", "npm test", "yarn test",
+                    "cat install.sh | grep x", "echo hi | shasum",
+                    "bash install.sh --help"):  # fmt: skip
+        assert not installs(command), command
+
+
+@needs_bash
+def test_an_install_through_python_m_pip_lifts_a_missing_program(tmp_path: Path) -> None:
+    """Tool evidence (the program may go where this process does not look): ``python -m pip
+    install`` succeeding lifts ``command not found``; ``python -m pytest`` does not."""
+    memory = memory_in(tmp_path)
+    args = {"command": "scarguard_nope_fmt src"}
+    memory.record("bash", args, error=sh(tmp_path, args["command"]).stderr)
+    assert not allowed(memory, args)
+    memory.record("bash", {"command": "python -m pytest -q"}, ok=True)
+    assert not allowed(memory, args)
+    memory.record("bash", {"command": "python -m pip install scarguard-nope-fmt"}, ok=True)
+    assert allowed(memory, args)
 
 
 # -- a passing run that covers a failing selection ------------------------------------------

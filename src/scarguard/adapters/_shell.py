@@ -179,6 +179,10 @@ _SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
 _REDIRECT: Final = re.compile(r"(?<![0-9&])>{1,2}\s*(?!&)[^\s>]")
 
 
+_MODULE_RUNNERS: Final = frozenset({"python", "python3", "py"})
+"""Interpreters that run a tool as a module (``python -m pip install``: pip's words decide)."""
+
+
 def shell_changes_workspace(command: str) -> bool:
     """Return whether a shell command changes files or processes (so earlier failures may not hold).
 
@@ -195,6 +199,9 @@ def shell_changes_workspace(command: str) -> bool:
         if not words:
             continue
         program = os.path.basename(words[0])
+        if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
+            words = words[2:]  # python -m pip install ...
+            program = words[0]
         if program in _CHANGING_PROGRAMS:
             return True
         changing = _CHANGING_SUBCOMMANDS.get(program)
@@ -209,6 +216,17 @@ _INSTALLERS: Final = frozenset(
      "snap", "nix", "asdf", "mise", "rustup", "nvm", "pyenv", "make", "dotnet"}
 )  # fmt: skip
 _INSTALL_WORDS: Final = frozenset({"install", "i", "add", "sync", "get", "use", "global", "link"})
+_INSTALLS_ALSO: Final[Mapping[str, frozenset[str]]] = {
+    "npm": frozenset({"ci"}), "bundle": frozenset({"install"}), "corepack": frozenset({"enable"}),
+    "nix-env": frozenset({"-i", "--install"}), "deno": frozenset({"install"}),
+}  # fmt: skip
+"""Installs of programs whose install word is their own (``npm ci``, ``nix-env -i``)."""
+_BARE_INSTALLERS: Final = frozenset({"yarn", "bundle", "bun"})
+"""Package managers that install when run without a subcommand (``yarn``)."""
+_PIPED_INSTALLER: Final = re.compile(
+    r"\|\s*(?:sudo\s+)?(?:ba|z|da)?sh(?:\s+-s\b[^|;&]*)?\s*(?:$|[;&|])"
+)
+"""An installer script piped into a shell (``curl -fsSL https://…/install.sh | sh``)."""
 _ENVIRONMENT: Final = frozenset({"source", ".", "export", "activate", "alias", "hash", "rehash"})
 
 
@@ -216,9 +234,12 @@ def installs(command: str) -> bool:
     """Return whether a shell command may put a program on ``PATH``.
 
     An install by a package or tool manager (``pip install``, ``npm i -g``, ``brew
-    install``, ``make install``...), or a change of the shell's environment (``source
+    install``, ``make install``, ``python -m pip install``, ``npm ci``, an installer script
+    piped into a shell...), or a change of the shell's environment (``source
     .venv/bin/activate``, ``export PATH=...``).
     """
+    if _PIPED_INSTALLER.search(command):
+        return True
     for segment in _SEGMENTS.split(command):
         words = segment.split()
         while words and (words[0] in _PREFIXES or ("=" in words[0] and words[0][0] != "-")):
@@ -228,9 +249,16 @@ def installs(command: str) -> bool:
         if not words:
             continue
         program = os.path.basename(words[0])
+        if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
+            words = words[2:]  # python -m pip install ...
+            program = words[0]
         if program in _ENVIRONMENT or program.endswith("activate"):
             return True
         if program in _INSTALLERS and any(w in _INSTALL_WORDS for w in words[1:3]):
+            return True
+        if any(w in _INSTALLS_ALSO.get(program, ()) for w in words[1:3]):
+            return True
+        if program in _BARE_INSTALLERS and len(words) == 1:
             return True
     return False
 
