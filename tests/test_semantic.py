@@ -17,7 +17,8 @@ import pytest
 from helpers.git import git
 from scarguard import FailureMemory
 from scarguard.adapters._shell import installs
-from scarguard.learning.semantic import make_defines, missing_make_target, missing_program
+from scarguard.learning._make import make_defines, missing_make_target
+from scarguard.learning._programs import missing_program
 from scarguard.testing import FakeClock
 
 NO_DEPLOY = "make: *** No rule to make target 'deploy'.  Stop."

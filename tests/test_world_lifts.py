@@ -21,7 +21,8 @@ import pytest
 from helpers.git import git
 from scarguard import FailureMemory
 from scarguard.adapters._shell import installs, selected_tests
-from scarguard.learning.semantic import covered_by, make_defines, make_sources
+from scarguard.learning._make import make_defines, make_sources
+from scarguard.learning.semantic import covered_by
 from scarguard.testing import FakeClock
 
 MAKEFILE = "build:\n\tmkdir -p build\n"

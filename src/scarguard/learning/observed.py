@@ -22,15 +22,9 @@ import attrs
 from scarguard.adapters._shell import command_files, error_files, manifests_for
 from scarguard.adapters.tool_call import search_text
 from scarguard.errors import ScarguardWarning
-from scarguard.learning.semantic import (
-    Evidence,
-    condition,
-    condition_stale,
-    make_sources,
-    missing_make_target,
-    missing_program,
-    program_paths,
-)
+from scarguard.learning._make import make_sources, missing_make_target
+from scarguard.learning._programs import missing_program, program_paths
+from scarguard.learning.semantic import Evidence, condition, condition_stale
 from scarguard.model import Call, Constraint
 from scarguard.observe.protocol import Observer
 

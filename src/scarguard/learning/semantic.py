@@ -6,8 +6,8 @@ the file. For those kinds a ban does not need to go stale on every change of the
 
 - ``make_target``: holds while no Makefile under the root defines the target, the target is
   not a file there, and no file appeared that make's built-in rules build it from
-  (``greet.sh`` or ``greet.c`` for ``greet``: :func:`make_sources`); an edit of the Makefile
-  lifts it only if the text it put in may define the target;
+  (``greet.sh`` or ``greet.c`` for ``greet``: :func:`~scarguard.learning._make.make_sources`);
+  an edit of the Makefile lifts it only if the text it put in may define the target;
 - ``program``: holds while the program is neither on ``PATH`` nor a file under the root, and
   did not appear in the root's usual bin folders (``.venv/bin``, ``node_modules/.bin``...:
   a tool's shell may have them on its ``PATH`` when this process does not); a success lifts
@@ -56,28 +56,27 @@ from scarguard.adapters._shell import (
     selected_tests,
 )
 from scarguard.canonical import canonical_json
+from scarguard.learning._make import (
+    MAKEFILES,
+    make_defines,
+    make_goals,
+    make_reach,
+    make_sources,
+    missing_make_target,
+)
+from scarguard.learning._programs import missing_program, program_paths
 from scarguard.observe.protocol import MISSING, Observer
 
 __all__ = [
     "DETERMINISTIC_WHILE_HELD",
-    "MAKEFILES",
     "Evidence",
     "condition",
     "condition_stale",
     "covered_by",
     "kept_tokens",
     "lifted_by_change",
-    "make_defines",
-    "make_goals",
-    "make_reach",
-    "make_sources",
-    "missing_make_target",
-    "missing_program",
-    "program_paths",
 ]
 
-MAKEFILES: Final = frozenset({"Makefile", "makefile", "GNUmakefile"})
-"""The files GNU make reads by default."""
 MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT, MAKE_RULE, TESTS = (
     "make_target",
     "program",
@@ -94,175 +93,7 @@ DETERMINISTIC_WHILE_HELD: Final = frozenset(
 )
 """Conditions under which the identical call must fail identically."""
 
-_NO_RULE: Final = re.compile(
-    r"No rule to make target [`'\u2018\"]([^'\u2019\"\n]{1,200})['\u2019\"]"
-)
-_NOT_FOUND: Final = (
-    re.compile(r"(?:^|[\s:])([\w.+-]{1,100}): command not found\b", re.M),
-    re.compile(r"\bcommand not found: ([\w.+-]{1,100})"),
-    re.compile(r"'([\w.+-]{1,100})' is not recognized as an internal or external command"),
-    re.compile(r"exec: \"([\w.+-]{1,100})\": executable file not found in \$PATH"),
-    re.compile(r"\bspawn ([\w.+-]{1,100}) ENOENT\b"),
-)
-_SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "fish", "line"})
-_MAKE_OPTIONS: Final = frozenset({"-C", "-f", "--directory", "--file", "--makefile", "-I"})
 _EXISTS: Final = re.compile(r"(?i:\b(?:file|directory|path)? ?(?:already )?exists\b)")
-
-
-ROOT_BINS: Final = (
-    ".venv/bin", "venv/bin", "env/bin", ".venv/Scripts", "venv/Scripts", "node_modules/.bin",
-    "bin", ".bin", ".local/bin", "vendor/bin", "target/debug", "target/release",
-)  # fmt: skip
-"""Folders under a root where installs put programs that a tool's shell may have on its PATH."""
-
-
-def program_paths(program: str) -> tuple[str, ...]:
-    """Return where under a root an install may put ``program`` (relative paths)."""
-    if "/" in program or "\\" in program or program.startswith("."):
-        return ()
-    return tuple(
-        f"{folder}/{name}"
-        for folder in ROOT_BINS
-        for name in ((program, f"{program}.exe") if folder.endswith("Scripts") else (program,))
-    )
-
-
-def missing_make_target(error: str | None) -> str | None:
-    """Return the target a ``No rule to make target 'X'`` error names."""
-    found = _NO_RULE.search(error or "")
-    return found.group(1) if found else None
-
-
-_BUILT_IN: Final[Mapping[str, tuple[str, ...]]] = {
-    "": (".c", ".cc", ".cpp", ".C", ".o", ".sh", ".s", ".S", ".f", ".F", ".p", ".r", ".m",
-         ".mod"),
-    ".o": (".c", ".cc", ".cpp", ".C", ".s", ".S", ".f", ".F", ".p", ".r", ".m", ".mod"),
-    ".c": (".y", ".l", ".w"), ".f": (".F", ".r"), ".r": (".l",), ".s": (".S",),
-    ".p": (".web",), ".m": (".ym",), ".sym": (".def",), ".tex": (".w", ".web"),
-    ".ln": (".c", ".y", ".l"), ".dvi": (".tex", ".texi", ".texinfo", ".txinfo"),
-    ".info": (".texi", ".texinfo", ".txinfo"),
-}  # fmt: skip
-"""GNU make's built-in rules (``make -p -f /dev/null``): a suffix, and the suffixes of the
-files that make a file with it (``""``: a name without a suffix, ``%: %.c``...)."""
-
-
-def make_sources(target: str) -> tuple[str, ...]:
-    """Return the files make's built-in rules can make ``target`` from (relative paths).
-
-    Its sources one and two rules away (``greet`` from ``greet.c``, which ``greet.y`` makes)
-    and the version-control files make checks out (``RCS/greet,v``...): when one appears,
-    ``make greet`` may succeed without a rule of its own. Nothing for a name make expands.
-    """
-    if not target or "$" in target or "%" in target:
-        return ()
-    folder, name = os.path.split(target)
-    stem, suffix = os.path.splitext(name)
-    if suffix not in _BUILT_IN:  # no suffix make knows: the rules that make any file
-        stem, suffix = name, ""
-    found: dict[str, None] = {}
-    for first in _BUILT_IN[suffix]:
-        found[stem + first] = None
-        for second in _BUILT_IN.get(first, ()):
-            found[stem + second] = None
-    names = [*found, f"{name},v", f"RCS/{name},v", f"RCS/{name}", f"SCCS/s.{name}", f"s.{name}"]
-    return tuple(os.path.join(folder, n) if folder else n for n in names)
-
-
-def missing_program(error: str | None) -> str | None:
-    """Return the program a ``command not found`` error names.
-
-    ``bash: foo: command not found``, ``zsh: command not found: foo``, ``spawn foo ENOENT``...
-    """
-    for pattern in _NOT_FOUND:
-        for found in pattern.finditer(error or ""):
-            name = found.group(1)
-            if name not in _SHELLS and not name.isdigit():
-                return name
-    return None
-
-
-_RULE: Final = re.compile(r"^ *([^\s:=#][^:=#]*?)\s*::?(?![=:])")
-"""A rule's targets (GNU make reads a rule line indented with spaces; a tab starts a recipe)."""
-_INCLUDE: Final = re.compile(r"^\s*-?s?include\s")
-
-
-def make_defines(text: str, target: str) -> bool:
-    """Return whether a Makefile's text may define ``target``.
-
-    ``True`` when a rule names it, or when the text cannot be judged without running make
-    (an ``include``, a pattern rule, a target list built from variables).
-    """
-    for line in text.splitlines():
-        if line.startswith(("\t", "#")):
-            continue
-        if _INCLUDE.match(line):
-            return True
-        rule = _RULE.match(line)
-        if rule is None:
-            continue
-        names = rule.group(1).split()
-        if target in names or any("%" in n or "$" in n for n in names):
-            return True
-    return False
-
-
-_DIRECTIVE: Final = re.compile(
-    r"^\s*(?:-?s?include|ifeq|ifneq|ifdef|ifndef|else|endif|define|endef|export|unexport"
-    r"|override|vpath|\$\()"
-)
-_ASSIGN: Final = re.compile(r"^\s*[\w.\-]+\s*(?:::|[:+?!])?=")
-
-
-def make_reach(text: str, goals: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-    """Return a digest of what ``make goals`` reads from a Makefile, and the rules it reaches.
-
-    The digest covers the variables, directives, special and pattern rules (they may apply to
-    any target) and the rules reachable from ``goals`` through prerequisites, recipes
-    included; other rules and comments are left out, so editing them changes nothing here.
-    """
-    rules: dict[str, list[list[str]]] = {}
-    prerequisites: dict[str, list[str]] = {}
-    shared: list[str] = []
-    block: list[str] = shared
-    for line in text.splitlines():
-        if line.startswith("\t"):
-            block.append(line)
-            continue
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        rule = None if _DIRECTIVE.match(line) or _ASSIGN.match(line) else _RULE.match(line)
-        names = rule.group(1).split() if rule else []
-        if not rule or any(n.startswith(".") or "%" in n or "$" in n for n in names):
-            shared.append(stripped)
-            block = shared
-            continue
-        block = [stripped]  # its recipe lines follow
-        for name in names:
-            rules.setdefault(name, []).append(block)
-            prerequisites.setdefault(name, []).extend(line[rule.end() :].split(";")[0].split())
-    reached: set[str] = set()
-    todo = list(goals)
-    while todo:
-        name = todo.pop()
-        if name in reached:
-            continue
-        reached.add(name)
-        todo.extend(prerequisites.get(name, ()))
-    parts = [shared, *(rules.get(n, []) for n in sorted(reached))]
-    digest = hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
-    return digest, tuple(sorted(reached))
-
-
-def make_goals(call_args: Mapping[str, Any], program: str | None) -> tuple[str, ...]:
-    """Return the targets a ``make`` call asks for (nothing: not a plain ``make X`` call)."""
-    if program != "make":
-        return ()
-    words = command_words(call_args)
-    if _MAKE_OPTIONS & set(words):
-        return ()
-    return tuple(w for w in words if w != "make" and not w.startswith("-") and "=" not in w)
-
 
 _ELSEWHERE_WORDS: Final = frozenset(
     {"cd", "pushd", "chdir", "-C", "--cwd", "--prefix", "--directory", "--dir", "ssh", "exec"}
