@@ -25,7 +25,8 @@ from scarguard.adapters import (
     Adapter,
     ToolCallAdapter,
 )
-from scarguard.adapters.tool_call import DEFAULT_VOLATILE_KEYS, tool_words
+from scarguard.adapters._actions import tool_words
+from scarguard.adapters.tool_call import DEFAULT_VOLATILE_KEYS
 from scarguard.canonical import canonical_json
 from scarguard.learning.progress import changes_results
 from scarguard.model import Blame, Call, Outcome

@@ -4,6 +4,16 @@
 - :class:`MLTrainingAdapter` for hyper-parameter search (configuration deltas, dominance).
 """
 
+from scarguard.adapters._actions import (
+    API_CALL,
+    DELETE,
+    FILE_CREATE,
+    FILE_EDIT,
+    FILE_READ,
+    SEARCH,
+    SHELL_EXEC,
+    TOOL_ACTION_CLASSES,
+)
 from scarguard.adapters.ml_training import (
     ARCHITECTURE_SWAP,
     BATCH_SIZE_INCREASE,
@@ -20,17 +30,7 @@ from scarguard.adapters.ml_training import (
     dominates,
 )
 from scarguard.adapters.protocol import Adapter
-from scarguard.adapters.tool_call import (
-    API_CALL,
-    DELETE,
-    FILE_CREATE,
-    FILE_EDIT,
-    FILE_READ,
-    SEARCH,
-    SHELL_EXEC,
-    TOOL_ACTION_CLASSES,
-    ToolCallAdapter,
-)
+from scarguard.adapters.tool_call import ToolCallAdapter
 
 __all__ = [
     "API_CALL",

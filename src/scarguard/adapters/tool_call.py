@@ -21,51 +21,45 @@ from __future__ import annotations
 
 import functools
 import os
-import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, NamedTuple
 
 import attrs
 
 from scarguard import canonical
+from scarguard.adapters._actions import (
+    API_CALL,
+    EDITOR_COMMANDS,
+    FILE_CLASSES,
+    FILE_CREATE,
+    FILE_EDIT,
+    FILE_READ,
+    MUTATING,
+    NEEDS_TARGET,
+    SEARCH,
+    SHELL_EXEC,
+    class_from_name,
+    tool_words,
+)
+from scarguard.adapters._arguments import (
+    CONTENT_ARGS,
+    NEW_ARGS,
+    OLD_ARGS,
+    SEARCH_ARGS,
+    SHELL_ARGS,
+    URL_KEYS,
+    normalise_path,
+    safe_value,
+    string_targets,
+    strings,
+)
 from scarguard.adapters._shell import command_text, names_program, shell_changes_workspace
 from scarguard.model import Blame, Call, Outcome
 
 if TYPE_CHECKING:
     from scarguard.naming._signature import Signature
 
-__all__ = [
-    "API_CALL",
-    "DEFAULT_TARGET_KEYS",
-    "DEFAULT_VOLATILE_KEYS",
-    "DELETE",
-    "FILE_CREATE",
-    "FILE_EDIT",
-    "FILE_READ",
-    "SEARCH",
-    "SHELL_EXEC",
-    "TOOL_ACTION_CLASSES",
-    "Screen",
-    "ToolCallAdapter",
-]
-
-FILE_READ: Final = "file_read"
-FILE_EDIT: Final = "file_edit"
-FILE_CREATE: Final = "file_create"
-SHELL_EXEC: Final = "shell_exec"
-SEARCH: Final = "search"
-API_CALL: Final = "api_call"
-DELETE: Final = "delete"
-TOOL_ACTION_CLASSES: Final = (
-    FILE_READ,
-    FILE_EDIT,
-    FILE_CREATE,
-    SHELL_EXEC,
-    SEARCH,
-    API_CALL,
-    DELETE,
-)
-"""Every action class :class:`ToolCallAdapter` can return."""
+__all__ = ["DEFAULT_TARGET_KEYS", "DEFAULT_VOLATILE_KEYS", "Screen", "ToolCallAdapter"]
 
 DEFAULT_TARGET_KEYS: Final = frozenset(
     {
@@ -80,102 +74,6 @@ DEFAULT_VOLATILE_KEYS: Final = frozenset(
     {"request_id", "trace_id", "span_id", "correlation_id", "idempotency_key", "timestamp", "nonce"}
 )
 """Argument names left out of every fingerprint: they differ on every call."""
-
-_URL_KEYS: Final = frozenset({"url", "urls", "uri", "uris"})
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
-_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-
-# First matching row wins. Transport words come first, so ``http_delete`` and
-# ``requests.patch`` are API calls, not a deletion or an edit; edits come before searches,
-# so ``search_replace`` is an edit.
-_NAME_TABLE: Final[tuple[tuple[str, frozenset[str]], ...]] = (
-    (API_CALL, frozenset({
-        "http", "https", "api", "request", "requests", "curl", "wget", "fetch", "url", "uri",
-        "webhook", "graphql", "rest", "httpx", "aiohttp", "urllib", "download", "upload",
-        "post", "browse", "browser",
-    })),
-    (DELETE, frozenset({
-        "delete", "del", "remove", "rm", "rmdir", "rmtree", "unlink", "erase", "trash",
-        "purge", "destroy",
-    })),
-    (FILE_EDIT, frozenset({
-        "edit", "editor", "replace", "patch", "modify", "update", "insert", "append",
-        "appendfile", "sed", "rewrite", "amend", "move", "mv", "rename",
-    })),
-    (FILE_CREATE, frozenset({
-        "create", "write", "writefile", "writelines", "overwrite", "touch", "mkdir",
-        "makedirs", "save", "copy", "cp",
-    })),
-    (SHELL_EXEC, frozenset({
-        "bash", "sh", "zsh", "shell", "powershell", "pwsh", "terminal", "console", "exec",
-        "execute", "run", "cmd", "command", "repl", "subprocess", "spawn",
-    })),
-    (SEARCH, frozenset({
-        "search", "grep", "rg", "ripgrep", "find", "glob", "query", "lookup", "locate",
-    })),
-    (FILE_READ, frozenset({
-        "read", "readfile", "readlines", "view", "viewer", "cat", "head", "tail", "less",
-        "ls", "listdir", "stat",
-    })),
-)  # fmt: skip
-
-# Sub-commands of multi-command editor tools (``str_replace_editor``: view, create, ...).
-_EDITOR_COMMANDS: Final = {
-    "view": FILE_READ,
-    "create": FILE_CREATE,
-    "str_replace": FILE_EDIT,
-    "insert": FILE_EDIT,
-    "undo_edit": FILE_EDIT,
-}
-_FILE_CLASSES: Final = frozenset({FILE_READ, FILE_EDIT, FILE_CREATE})
-_MUTATING: Final = frozenset({FILE_EDIT, FILE_CREATE, DELETE})
-
-_NEEDS_TARGET: Final = frozenset({FILE_READ, FILE_EDIT, DELETE})
-
-_SHELL_ARGS: Final = frozenset({"command", "cmd", "script", "shell_command"})
-_OLD_ARGS: Final = frozenset({"old_string", "old_str", "old_text", "old", "search"})
-_NEW_ARGS: Final = frozenset({"new_string", "new_str", "new_text", "new", "replace", "replacement"})
-_CONTENT_ARGS: Final = frozenset({"content", "contents", "text", "file_text", "data", "body"})
-_SEARCH_ARGS: Final = frozenset({"query", "pattern", "regex", "q", "search", "keywords"})
-
-
-def _text_of(args: Mapping[str, Any], keys: frozenset[str]) -> str | None:
-    for key in keys:
-        value = args.get(key)
-        if isinstance(value, str):
-            return value
-    return None
-
-
-def search_text(args: Mapping[str, Any]) -> str | None:
-    """Return the text an edit looks for (``old_string``, ``search``...), if it names one."""
-    return _text_of(args, _OLD_ARGS)
-
-
-def inserted_text(args: Mapping[str, Any]) -> str | None:
-    """Return the text an edit or a write puts in (``new_string``, ``content``...), if any."""
-    return _text_of(args, _NEW_ARGS) or _text_of(args, _CONTENT_ARGS)
-
-
-@functools.lru_cache(maxsize=4096)
-def tool_words(tool: str) -> tuple[str, ...]:
-    """Split a tool name into lower-case words, whatever its naming convention.
-
-    Example: ``tool_words("fs.writeFile") == ("fs", "write", "file")``.
-    """
-    return tuple(word.lower() for word in _WORD.findall(tool))
-
-
-@functools.lru_cache(maxsize=4096)
-def _class_from_name(tool: str) -> str | None:
-    words = tool_words(tool)
-    found = set(words)
-    for action_class, vocabulary in _NAME_TABLE:
-        if found & vocabulary:
-            return action_class
-    # a tool named for a build, test or run program (make, npm, pytest...) runs a command
-    return SHELL_EXEC if names_program(words) else None
-
 
 def _frozen_keys(value: Collection[str]) -> frozenset[str]:
     return frozenset(value)
@@ -242,32 +140,32 @@ class ToolCallAdapter:
         explicit = self.action_classes.get(tool)
         if explicit is not None:
             return explicit
-        by_name = _class_from_name(tool)
+        by_name = class_from_name(tool)
         command = args.get("command")
         if (
             isinstance(command, str)
-            and command in _EDITOR_COMMANDS
-            and (by_name in _FILE_CLASSES or (by_name is None and self._has_path(args)))
+            and command in EDITOR_COMMANDS
+            and (by_name in FILE_CLASSES or (by_name is None and self._has_path(args)))
         ):
-            return _EDITOR_COMMANDS[command]
+            return EDITOR_COMMANDS[command]
         return by_name if by_name is not None else self._class_from_args(args)
 
     def _has_path(self, args: Mapping[str, Any]) -> bool:
-        paths = (v for k, v in args.items() if k in self.target_keys and k not in _URL_KEYS)
-        return any(_strings(paths))
+        paths = (v for k, v in args.items() if k in self.target_keys and k not in URL_KEYS)
+        return any(strings(paths))
 
     def _class_from_args(self, args: Mapping[str, Any]) -> str | None:
         keys = set(args)
-        if keys & _OLD_ARGS and keys & _NEW_ARGS:
+        if keys & OLD_ARGS and keys & NEW_ARGS:
             return FILE_EDIT
-        if keys & _SHELL_ARGS:
+        if keys & SHELL_ARGS:
             return SHELL_EXEC
-        if keys & _URL_KEYS:
+        if keys & URL_KEYS:
             return API_CALL
         has_path = self._has_path(args)
-        if has_path and keys & _CONTENT_ARGS:
+        if has_path and keys & CONTENT_ARGS:
             return FILE_CREATE
-        if keys & _SEARCH_ARGS:
+        if keys & SEARCH_ARGS:
             return SEARCH
         return FILE_READ if has_path else None
 
@@ -293,12 +191,12 @@ class ToolCallAdapter:
         """
         if not self.normalise_paths:
             return target
-        return _normalise_path(target, self.root)
+        return normalise_path(target, self.root)
 
     def normalise_targets(self, targets: Iterable[str]) -> tuple[str, ...]:
         """Return ``targets`` normalised, in order, without repeats or empty strings."""
         values = [targets] if isinstance(targets, str) else targets
-        normalised = (self.normalise_target(t) for t in _strings(values) if t)
+        normalised = (self.normalise_target(t) for t in strings(values) if t)
         return tuple(dict.fromkeys(normalised))
 
     def volatile_for(self, tool: str) -> frozenset[str]:
@@ -321,7 +219,7 @@ class ToolCallAdapter:
         for key, value in args.items():
             if key in self.target_keys and self.normalise_paths:
                 new = self._normal_path_value(value)
-            elif key in _SHELL_ARGS and isinstance(value, str):
+            elif key in SHELL_ARGS and isinstance(value, str):
                 new = command_text(value)
             else:
                 continue
@@ -357,7 +255,7 @@ class ToolCallAdapter:
         try:
             return canonical.fingerprint(tool, kept)
         except Exception:  # a misbehaving __str__ or mapping must not break the agent's call
-            return canonical.fingerprint(tool, {k: _safe_value(v) for k, v in kept.items()})
+            return canonical.fingerprint(tool, {k: safe_value(v) for k, v in kept.items()})
 
     def describe(
         self,
@@ -379,7 +277,7 @@ class ToolCallAdapter:
         if targets is not None:
             found = self.normalise_targets(targets)
         elif self.normalise_paths:  # string targets are normalised in ``normalised`` already
-            found = _string_targets(normalised, self.target_keys)
+            found = string_targets(normalised, self.target_keys)
         if found is None:
             found = self.extract_targets(args)
         fingerprint = self._fingerprint_normalised(tool, normalised)
@@ -398,11 +296,11 @@ class ToolCallAdapter:
         return self._mutates(call.tool, call.action_class, call.args)
 
     def _mutates(self, tool: str, action_class: str | None, args: Mapping[str, Any]) -> bool:
-        if action_class in _MUTATING:
+        if action_class in MUTATING:
             return True
         if action_class != SHELL_EXEC:
             return False
-        commands = [v for k, v in args.items() if k in _SHELL_ARGS and isinstance(v, str)]
+        commands = [v for k, v in args.items() if k in SHELL_ARGS and isinstance(v, str)]
         if not commands and names_program(tool_words(tool)):
             # a tool named for a program (``git(args="merge x")``): its words and arguments
             words = [*tool_words(tool)[:1], *(v for v in args.values() if isinstance(v, str))]
@@ -453,29 +351,29 @@ class ToolCallAdapter:
             return None
         action_class = self.action_classes.get(tool)
         if action_class is None:
-            action_class = _class_from_name(tool)
-            if "command" in names and (action_class is None or action_class in _FILE_CLASSES):
+            action_class = class_from_name(tool)
+            if "command" in names and (action_class is None or action_class in FILE_CLASSES):
                 return None  # an editor command, or the shape of the arguments, decides
             if action_class is None:
                 keys = set(names)
-                decided = bool(keys & _OLD_ARGS and keys & _NEW_ARGS) or bool(keys & _SHELL_ARGS)
-                decided = decided or bool(keys & _URL_KEYS)
-                if not decided and keys & (self.target_keys - _URL_KEYS):
+                decided = bool(keys & OLD_ARGS and keys & NEW_ARGS) or bool(keys & SHELL_ARGS)
+                decided = decided or bool(keys & URL_KEYS)
+                if not decided and keys & (self.target_keys - URL_KEYS):
                     return None  # whether a path is given decides
                 action_class = self._class_from_args(dict.fromkeys(names))
         may_target = not self.target_keys.isdisjoint(names)
         if action_class == SHELL_EXEC:
-            if not _SHELL_ARGS.isdisjoint(names):  # (loop detection's command arguments too)
+            if not SHELL_ARGS.isdisjoint(names):  # (loop detection's command arguments too)
                 return None  # what the command runs decides how the call is seen
             # the program's arguments decide whether it changes anything; without a command
             # argument its success always may change what other calls return
             return Screen(action_class, may_target, None, True)
-        mutating = action_class in _MUTATING
+        mutating = action_class in MUTATING
         return Screen(action_class, may_target, mutating, mutating)
 
     def requires_existing_target(self, call: Call) -> bool:
         """Return whether the call fails on a missing target: reads, edits and deletions."""
-        return call.action_class in _NEEDS_TARGET
+        return call.action_class in NEEDS_TARGET
 
 
 class Screen(NamedTuple):
@@ -496,59 +394,3 @@ class Screen(NamedTuple):
 
 _changes_workspace = functools.lru_cache(maxsize=4096)(shell_changes_workspace)
 """:func:`shell_changes_workspace`, cached: a tool's commands repeat."""
-
-
-@functools.lru_cache(maxsize=4096)
-def _normalise_path(target: str, root: str | None = None) -> str:
-    """Return a path through ``normpath``, relative to ``root`` when under it; URLs verbatim.
-
-    Cached: paths repeat.
-    """
-    if _URL.match(target):
-        return target
-    path = os.path.normpath(target)
-    if root is not None and os.path.isabs(path):
-        inside = os.path.relpath(path, root)
-        if inside != os.pardir and not inside.startswith(os.pardir + os.sep):
-            return inside
-    return path
-
-
-def _string_targets(args: Mapping[str, Any], keys: frozenset[str]) -> tuple[str, ...] | None:
-    """Return the non-empty string values of target keys, without repeats, in order.
-
-    ``None`` when a target value is not a string (lists, paths: the general walk).
-    """
-    found: list[str] = []
-    for key, value in args.items():
-        if key in keys:
-            if type(value) is not str:
-                return None
-            if value:
-                found.append(value)
-    return tuple(dict.fromkeys(found)) if found else ()
-
-
-def _strings(values: Any) -> Iterator[str]:
-    """Yield the strings in ``values``: lists and tuples flattened, sets sorted, paths as text."""
-    for value in values:
-        if isinstance(value, str):
-            yield value
-        elif isinstance(value, os.PathLike):
-            path = os.fspath(value)
-            if isinstance(path, str):
-                yield path
-        elif isinstance(value, (list, tuple)):
-            yield from _strings(value)
-        elif isinstance(value, (set, frozenset)):
-            yield from sorted(_strings(value))
-
-
-def _safe_value(value: Any) -> Any:
-    """Return ``value`` if it serialises canonically, else a description by its type alone."""
-    try:
-        canonical.canonical_json(value)
-    except Exception:  # whatever went wrong, the type alone still describes it
-        cls = type(value)
-        return {"<type>": f"{cls.__module__}.{cls.__qualname__}", "<unrepresentable>": True}
-    return value

@@ -14,8 +14,9 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from scarguard.adapters._actions import tool_words
+from scarguard.adapters._arguments import inserted_text
 from scarguard.adapters._shell import MANIFESTS, command_words, manifests_for
-from scarguard.adapters.tool_call import inserted_text, tool_words
 from scarguard.learning import keys
 from scarguard.learning.keys import CONSTRAINT_COUNT, class_prefixes, exact_prefix
 from scarguard.learning.semantic import covered_by, lifted_by_change

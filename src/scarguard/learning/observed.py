@@ -19,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
+from scarguard.adapters._arguments import search_text
 from scarguard.adapters._shell import command_files, error_files, manifests_for
-from scarguard.adapters.tool_call import search_text
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._programs import missing_program, program_paths

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from scarguard._constraint_params import ConstraintParams
+from scarguard.adapters._arguments import search_text
 from scarguard.adapters._shell import command_words
-from scarguard.adapters.tool_call import search_text
 from scarguard.canonical import MAX_ITEMS, MAX_STRING, canonical_json
 from scarguard.learning import keys
 from scarguard.learning.semantic import DETERMINISTIC_WHILE_HELD, kept_tokens

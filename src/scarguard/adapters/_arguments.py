@@ -1,0 +1,113 @@
+"""What a tool call's arguments hold: the texts an edit moves, the targets, odd values.
+
+The argument names that mark a shell command, an edit's search and replacement, a write's
+content or a search's query; the strings of target values; paths normalised against a
+root (URLs verbatim); a value that does not serialise, described by its type.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any, Final
+
+from scarguard import canonical
+
+__all__ = [
+    "CONTENT_ARGS",
+    "NEW_ARGS",
+    "OLD_ARGS",
+    "SEARCH_ARGS",
+    "SHELL_ARGS",
+    "URL_KEYS",
+    "inserted_text",
+    "normalise_path",
+    "safe_value",
+    "search_text",
+    "string_targets",
+    "strings",
+]
+
+URL_KEYS: Final = frozenset({"url", "urls", "uri", "uris"})
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+SHELL_ARGS: Final = frozenset({"command", "cmd", "script", "shell_command"})
+OLD_ARGS: Final = frozenset({"old_string", "old_str", "old_text", "old", "search"})
+NEW_ARGS: Final = frozenset({"new_string", "new_str", "new_text", "new", "replace", "replacement"})
+CONTENT_ARGS: Final = frozenset({"content", "contents", "text", "file_text", "data", "body"})
+SEARCH_ARGS: Final = frozenset({"query", "pattern", "regex", "q", "search", "keywords"})
+
+
+def _text_of(args: Mapping[str, Any], keys: frozenset[str]) -> str | None:
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, str):
+            return value
+    return None
+
+
+def search_text(args: Mapping[str, Any]) -> str | None:
+    """Return the text an edit looks for (``old_string``, ``search``...), if it names one."""
+    return _text_of(args, OLD_ARGS)
+
+
+def inserted_text(args: Mapping[str, Any]) -> str | None:
+    """Return the text an edit or a write puts in (``new_string``, ``content``...), if any."""
+    return _text_of(args, NEW_ARGS) or _text_of(args, CONTENT_ARGS)
+
+
+@functools.lru_cache(maxsize=4096)
+def normalise_path(target: str, root: str | None = None) -> str:
+    """Return a path through ``normpath``, relative to ``root`` when under it; URLs verbatim.
+
+    Cached: paths repeat.
+    """
+    if _URL.match(target):
+        return target
+    path = os.path.normpath(target)
+    if root is not None and os.path.isabs(path):
+        inside = os.path.relpath(path, root)
+        if inside != os.pardir and not inside.startswith(os.pardir + os.sep):
+            return inside
+    return path
+
+
+def string_targets(args: Mapping[str, Any], keys: frozenset[str]) -> tuple[str, ...] | None:
+    """Return the non-empty string values of target keys, without repeats, in order.
+
+    ``None`` when a target value is not a string (lists, paths: the general walk).
+    """
+    found: list[str] = []
+    for key, value in args.items():
+        if key in keys:
+            if type(value) is not str:
+                return None
+            if value:
+                found.append(value)
+    return tuple(dict.fromkeys(found)) if found else ()
+
+
+def strings(values: Any) -> Iterator[str]:
+    """Yield the strings in ``values``: lists and tuples flattened, sets sorted, paths as text."""
+    for value in values:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, os.PathLike):
+            path = os.fspath(value)
+            if isinstance(path, str):
+                yield path
+        elif isinstance(value, (list, tuple)):
+            yield from strings(value)
+        elif isinstance(value, (set, frozenset)):
+            yield from sorted(strings(value))
+
+
+def safe_value(value: Any) -> Any:
+    """Return ``value`` if it serialises canonically, else a description by its type alone."""
+    try:
+        canonical.canonical_json(value)
+    except Exception:  # whatever went wrong, the type alone still describes it
+        cls = type(value)
+        return {"<type>": f"{cls.__module__}.{cls.__qualname__}", "<unrepresentable>": True}
+    return value
