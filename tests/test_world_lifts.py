@@ -132,6 +132,38 @@ def test_an_indented_rule_added_to_the_makefile_lifts_a_missing_target(tmp_path:
 
 
 @needs_make
+@pytest.mark.parametrize(
+    "makefile",
+    [
+        "OBJS = main.o\nbuild: $(OBJS)\n\t@echo built\nmain.o:\n\t@echo compiling; {fix}\n",
+        "build:\n\t@$(MAKE) --no-print-directory main.o\n\t@echo built\nmain.o:\n\t@{fix}\n",
+    ],
+    ids=["variable-prerequisite", "recursive-make"],
+)
+def test_a_failing_recipe_reached_indirectly_lifts_when_its_rule_is_fixed(
+    tmp_path: Path, makefile: str
+) -> None:
+    """``make build`` fails in the rule of ``main.o``, which it reaches through ``$(OBJS)``
+    (or by running make again): fixing that rule makes ``make build`` succeed, so the ban
+    lifts; an edit of a comment before that does not."""
+    (tmp_path / "Makefile").write_text(makefile.format(fix="exit 1"))
+    memory = memory_in(tmp_path)
+    args = {"command": "make build"}
+    for _ in range(2):
+        done = sh(tmp_path, args["command"])
+        assert done.returncode != 0
+        memory.record("bash", args, error=done.stdout + done.stderr)
+    (ban,) = memory.constraints()
+    assert ban.params.depends[0] == "make_rule"
+    assert not allowed(memory, args)
+    (tmp_path / "Makefile").write_text("# build it\n" + makefile.format(fix="exit 1"))
+    assert not allowed(memory, args)
+    (tmp_path / "Makefile").write_text(makefile.format(fix="touch main.o"))
+    assert allowed(memory, args)
+    assert sh(tmp_path, args["command"]).stdout.strip().endswith("built")
+
+
+@needs_make
 def test_a_missing_prerequisite_lifts_when_the_file_appears(tmp_path: Path) -> None:
     """``No rule to make target 'gen.txt', needed by 'build'``: the file appears, make runs."""
     (tmp_path / "Makefile").write_text("build: gen.txt\n\t@cat gen.txt\n")

@@ -107,12 +107,18 @@ _DIRECTIVE: Final = re.compile(
 _ASSIGN: Final = re.compile(r"^\s*[\w.\-]+\s*(?:::|[:+?!])?=")
 
 
+_RECURSES: Final = re.compile(r"\$[({]MAKE[)}]|(?:^|[\s;&|(])make(?:\s|$)")
+"""A recipe line that runs make again (``$(MAKE) lint``): it may reach any rule."""
+
+
 def make_reach(text: str, goals: Sequence[str]) -> tuple[str, tuple[str, ...]]:
     """Return a digest of what ``make goals`` reads from a Makefile, and the rules it reaches.
 
     The digest covers the variables, directives, special and pattern rules (they may apply to
     any target) and the rules reachable from ``goals`` through prerequisites, recipes
     included; other rules and comments are left out, so editing them changes nothing here.
+    When what is reached cannot be told without make (a prerequisite from a variable,
+    ``build: $(OBJS)``, or a recipe that runs make again), every rule is covered.
     """
     rules: dict[str, list[list[str]]] = {}
     prerequisites: dict[str, list[str]] = {}
@@ -143,6 +149,10 @@ def make_reach(text: str, goals: Sequence[str]) -> tuple[str, tuple[str, ...]]:
             continue
         reached.add(name)
         todo.extend(prerequisites.get(name, ()))
+    if any("$" in n for n in reached) or any(
+        _RECURSES.search(line) for n in reached for block in rules.get(n, ()) for line in block
+    ):
+        reached.update(rules)
     parts = [shared, *(rules.get(n, []) for n in sorted(reached))]
     digest = hashlib.blake2b(repr(parts).encode(), digest_size=12).hexdigest()
     return digest, tuple(sorted(reached))
