@@ -6,8 +6,8 @@ import pytest
 
 from helpers.engine import fail
 from scarguard import FailureMemory
+from scarguard._results import ConvergenceStatus
 from scarguard.learning.convergence import Event, SessionTracker
-from scarguard.model import ConvergenceStatus
 from scarguard.policy import Policy
 from scarguard.testing import FakeClock, memory_for_tests
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from scarguard._constraint_params import ConstraintParams
+    from scarguard._results import Convergence, ConvergenceStatus, Pattern, RecordResult
     from scarguard.adapters import MLTrainingAdapter, ToolCallAdapter
     from scarguard.errors import (
         ConfigurationError,
@@ -40,15 +41,11 @@ if TYPE_CHECKING:
         Call,
         Constraint,
         ConstraintKind,
-        Convergence,
-        ConvergenceStatus,
         Decision,
         Direction,
         Failure,
         Level,
         Outcome,
-        Pattern,
-        RecordResult,
         Scope,
         Violation,
     )
@@ -133,8 +130,8 @@ _HOMES = {
     "ConstraintKind": "scarguard.model",
     "ConstraintParams": "scarguard._constraint_params",
     "ConstraintRefusals": "scarguard.refusals",
-    "Convergence": "scarguard.model",
-    "ConvergenceStatus": "scarguard.model",
+    "Convergence": "scarguard._results",
+    "ConvergenceStatus": "scarguard._results",
     "Decision": "scarguard.model",
     "Direction": "scarguard.model",
     "Failure": "scarguard.model",
@@ -150,11 +147,11 @@ _HOMES = {
     "MemoryStore": "scarguard.stores",
     "Observer": "scarguard.observe",
     "Outcome": "scarguard.model",
-    "Pattern": "scarguard.model",
+    "Pattern": "scarguard._results",
     "Policy": "scarguard.policy",
     "PurgeReport": "scarguard.maintenance",
     "PromptGuard": "scarguard.prompt",
-    "RecordResult": "scarguard.model",
+    "RecordResult": "scarguard._results",
     "Redactor": "scarguard.redact",
     "RefusalStats": "scarguard.refusals",
     "Retry": "scarguard.guard.retrying",

@@ -13,19 +13,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from scarguard._results import Convergence, Pattern
 from scarguard.adapters.protocol import Adapter
 from scarguard.learning.convergence import SessionTracker
 from scarguard.learning.index import ConstraintIndex
 from scarguard.learning.observed import Revalidator
-from scarguard.model import (
-    Constraint,
-    ConstraintKind,
-    Convergence,
-    Failure,
-    Outcome,
-    Pattern,
-    Scope,
-)
+from scarguard.model import Constraint, ConstraintKind, Failure, Outcome, Scope
 from scarguard.naming._signature import Signature
 from scarguard.naming.blame import classify_blame
 from scarguard.naming.classify import Classification, error_parts

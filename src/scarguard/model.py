@@ -9,33 +9,33 @@ from __future__ import annotations
 import enum
 import hashlib
 import json
-import math
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
 import attrs
 
 from scarguard._constraint_params import ConstraintParams
+from scarguard._fields import (
+    TextEnum,
+    as_opt_text,
+    as_params,
+    as_str_tuple,
+    as_text,
+    as_text_tuple,
+    finite_or_none,
+)
 from scarguard._frozen import EMPTY, freeze_mapping
-from scarguard.canonical import storable_text
-
-if TYPE_CHECKING:
-    from scarguard.naming.classify import Classification
 
 __all__ = [
     "Blame",
     "Call",
     "Constraint",
     "ConstraintKind",
-    "Convergence",
-    "ConvergenceStatus",
     "Decision",
     "Direction",
     "Failure",
     "Level",
     "Outcome",
-    "Pattern",
-    "RecordResult",
     "Scope",
     "Violation",
 ]
@@ -83,54 +83,13 @@ class Level(str, enum.Enum):
     """Refuse the call."""
 
 
-class _TextEnum(str, enum.Enum):
-    """A ``str`` enum that prints and formats as its value (as ``enum.StrEnum`` does)."""
-
-    def __str__(self) -> str:
-        return str.__str__(self)
-
-    def __format__(self, spec: str) -> str:
-        return format(str.__str__(self), spec)
-
-
-class Direction(_TextEnum):
+class Direction(TextEnum):
     """Which way a score improves (:attr:`~scarguard.Policy.direction`); each equals its name."""
 
     MINIMIZE = "minimize"
     """Lower is better (a loss, a latency)."""
     MAXIMIZE = "maximize"
     """Higher is better (an accuracy, a reward)."""
-
-
-def _params(value: Mapping[str, Any] | None) -> ConstraintParams:
-    return ConstraintParams.from_mapping(value)
-
-
-def _str_tuple(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
-
-
-def _text(value: str) -> str:
-    return storable_text(value) if isinstance(value, str) else value
-
-
-def _opt_text(value: str | None) -> str | None:
-    return storable_text(value) if isinstance(value, str) else value
-
-
-def _text_tuple(value: Any) -> tuple[str, ...]:
-    return tuple(storable_text(v) for v in _str_tuple(value))
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
 
 
 @attrs.frozen
@@ -158,11 +117,11 @@ class Call:
 
     tool: str
     args: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze_mapping)
-    targets: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    targets: tuple[str, ...] = attrs.field(default=(), converter=as_str_tuple)
     action_class: str | None = None
     fingerprint: str = ""
     params: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze_mapping)
-    changed: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
+    changed: tuple[str, ...] = attrs.field(default=(), converter=as_str_tuple)
 
     @classmethod
     def described(
@@ -210,8 +169,8 @@ class Outcome:
     error: str | None = None
     exception_type: str | None = None
     status_code: int | None = None
-    duration_ms: float | None = attrs.field(default=None, converter=_finite_or_none)
-    score: float | None = attrs.field(default=None, converter=_finite_or_none)
+    duration_ms: float | None = attrs.field(default=None, converter=finite_or_none)
+    score: float | None = attrs.field(default=None, converter=finite_or_none)
     agent: str | None = None
     provider: str | None = None
 
@@ -244,20 +203,20 @@ class Failure:
         id: The store's sequence number for the record (``None`` until stored).
     """
 
-    tool: str = attrs.field(converter=_text)
+    tool: str = attrs.field(converter=as_text)
     fingerprint: str
-    signature: str = attrs.field(converter=_text)
+    signature: str = attrs.field(converter=as_text)
     blame: Blame = attrs.field(converter=Blame)
     at: float
-    session: str = attrs.field(default="", converter=_text)
-    action_class: str | None = attrs.field(default=None, converter=_opt_text)
-    targets: tuple[str, ...] = attrs.field(default=(), converter=_text_tuple)
+    session: str = attrs.field(default="", converter=as_text)
+    action_class: str | None = attrs.field(default=None, converter=as_opt_text)
+    targets: tuple[str, ...] = attrs.field(default=(), converter=as_text_tuple)
     args: Mapping[str, Any] = attrs.field(default=EMPTY, converter=freeze_mapping)
-    error: str | None = attrs.field(default=None, converter=_opt_text)
+    error: str | None = attrs.field(default=None, converter=as_opt_text)
     status_code: int | None = None
-    duration_ms: float | None = attrs.field(default=None, converter=_finite_or_none)
-    agent: str | None = attrs.field(default=None, converter=_opt_text)
-    provider: str | None = attrs.field(default=None, converter=_opt_text)
+    duration_ms: float | None = attrs.field(default=None, converter=finite_or_none)
+    agent: str | None = attrs.field(default=None, converter=as_opt_text)
+    provider: str | None = attrs.field(default=None, converter=as_opt_text)
     id: int | None = None
 
     def to_row(self) -> dict[str, Any]:
@@ -329,20 +288,20 @@ class Constraint:
     """
 
     kind: ConstraintKind = attrs.field(converter=ConstraintKind)
-    key: str = attrs.field(converter=_text)
-    signature: str = attrs.field(converter=_text)
-    reason: str = attrs.field(converter=_text)
-    hint: str = attrs.field(converter=_text)
+    key: str = attrs.field(converter=as_text)
+    signature: str = attrs.field(converter=as_text)
+    reason: str = attrs.field(converter=as_text)
+    hint: str = attrs.field(converter=as_text)
     level: Level = attrs.field(converter=Level)
     occurrences: int
     created_at: float
     updated_at: float
     expires_at: float | None = None
-    tool: str | None = attrs.field(default=None, converter=_opt_text)
-    target: str | None = attrs.field(default=None, converter=_opt_text)
-    action_class: str | None = attrs.field(default=None, converter=_opt_text)
+    tool: str | None = attrs.field(default=None, converter=as_opt_text)
+    target: str | None = attrs.field(default=None, converter=as_opt_text)
+    action_class: str | None = attrs.field(default=None, converter=as_opt_text)
     fingerprint: str | None = None
-    params: ConstraintParams = attrs.field(factory=ConstraintParams, converter=_params)
+    params: ConstraintParams = attrs.field(factory=ConstraintParams, converter=as_params)
 
     @property
     def id(self) -> str:
@@ -413,116 +372,3 @@ class Decision:
 
     def __bool__(self) -> bool:
         return self.allowed
-
-
-class ConvergenceStatus(_TextEnum):
-    """Where a session stands (:attr:`Convergence.status`); each compares equal to its name."""
-
-    PROGRESSING = "progressing"
-    """Calls are still making progress."""
-    PLATEAU = "plateau"
-    """Scored: no improvement within the window."""
-    STUCK = "stuck"
-    """The recent calls all failed or were refused."""
-    EXHAUSTED = "exhausted"
-    """Every action class in use is blocked."""
-    LOOPING = "looping"
-    """The latest call returned the identical result again, with nothing changed in between."""
-
-
-@attrs.frozen
-class Convergence:
-    """Whether the agent is making progress.
-
-    Attributes:
-        status: ``progressing``, ``plateau`` (scored: no improvement within the window),
-            ``stuck`` (recent calls all failed or were refused), ``exhausted`` (every action
-            class in use is blocked) or ``looping`` (the latest call returned the identical
-            result again, with nothing changed in between).
-        done: Whether the loop should stop (plateau, stuck, exhausted or looping; never
-            merely because calls succeed).
-        attempts: Calls recorded in this session.
-        failures: Failures recorded in this session.
-        blocked: Calls refused in this session.
-        best_score: Best score seen (scored domains).
-        since_improvement: Scored attempts since the best score last improved.
-        reason: One sentence saying why the status is what it is.
-    """
-
-    status: ConvergenceStatus = attrs.field(converter=ConvergenceStatus)
-    done: bool
-    attempts: int
-    failures: int
-    blocked: int
-    best_score: float | None = None
-    since_improvement: int = 0
-    reason: str = ""
-
-
-@attrs.frozen
-class RecordResult:
-    """What ``FailureMemory.record`` did.
-
-    Attributes:
-        failure: The stored failure (``None`` for a success).
-        new_constraints: Constraints learned or escalated by this record.
-        lifted: Constraints this record lifted (evidence that they no longer hold).
-        convergence: The session's convergence after the record (computed when first read).
-        classification: How the failure was understood while it was recorded (signature,
-            blame, retry hint); ``None`` for a success. Retries use it instead of
-            classifying the error again.
-    """
-
-    failure: Failure | None
-    new_constraints: tuple[Constraint, ...]
-    lifted: tuple[Constraint, ...]
-    _convergence: Convergence | Callable[[], Convergence] = attrs.field(
-        alias="convergence", eq=False, repr=False
-    )
-    classification: Classification | None = attrs.field(default=None, eq=False, repr=False)
-
-    @property
-    def convergence(self) -> Convergence:
-        """The session's convergence after the record."""
-        value = self._convergence
-        if not isinstance(value, Convergence):
-            value = value()
-            object.__setattr__(self, "_convergence", value)
-        return value
-
-    @property
-    def blame(self) -> Blame | None:
-        """The failure's blame, or ``None`` for a success."""
-        return self.failure.blame if self.failure else None
-
-    @property
-    def signature(self) -> str | None:
-        """The failure's signature, or ``None`` for a success."""
-        return self.failure.signature if self.failure else None
-
-
-@attrs.frozen
-class Pattern:
-    """A failure kind that repeats, as ``patterns()`` and ``PromptGuard`` report it.
-
-    Attributes:
-        signature: The failure kind.
-        label: A short human label for it.
-        count: How many times it failed.
-        blame: Who is to blame.
-        hint: What to do instead (fixed text from the signature bank).
-        last_seen: When it last failed.
-        tools: The tools it failed in, most frequent first.
-        targets: The targets it failed on, most frequent first.
-        example: The latest redacted error excerpt (never shown unless asked for).
-    """
-
-    signature: str
-    label: str
-    count: int
-    blame: Blame = attrs.field(converter=Blame)
-    hint: str
-    last_seen: float
-    tools: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
-    targets: tuple[str, ...] = attrs.field(default=(), converter=_str_tuple)
-    example: str | None = None

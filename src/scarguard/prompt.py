@@ -28,10 +28,11 @@ from typing import Any
 
 import attrs
 
+from scarguard._results import Pattern
 from scarguard.errors import ConfigurationError
 from scarguard.learning.messages import tool_name
 from scarguard.memory import FailureMemory
-from scarguard.model import Blame, Constraint, Level, Pattern
+from scarguard.model import Blame, Constraint, Level
 from scarguard.redact import WITHHELD, excerpt, reads_like_instructions, strip_control
 
 __all__ = [

@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 import attrs
 
 from scarguard._frozen import freeze_mapping
+from scarguard._results import Pattern
 from scarguard.learning.keys import signature_tools_prefix
-from scarguard.model import Blame, Constraint, Failure, Pattern, Scope
+from scarguard.model import Blame, Constraint, Failure, Scope
 from scarguard.naming._signature import Signature
 from scarguard.naming.signatures import FALLBACK_PREFIX, SignatureBank, fallback_signature
 from scarguard.refusals import RefusalStats, build_refusal_stats

@@ -15,11 +15,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from scarguard._results import Pattern
 from scarguard.cli.parser import EXIT_STORE, EXIT_USAGE
 from scarguard.cli.rendering import parse_since, table, until
 from scarguard.errors import ConfigurationError
 from scarguard.memory import FailureMemory
-from scarguard.model import Constraint, ConstraintKind, Failure, Pattern
+from scarguard.model import Constraint, ConstraintKind, Failure
 from scarguard.stores.factory import DEFAULT_PATH, PATH_ENV
 from scarguard.tenancy import project_root
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from scarguard._results import RecordResult
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters._shell import reports_no_change
 from scarguard.adapters.protocol import Adapter
@@ -30,7 +31,7 @@ from scarguard.learning.progress import (
     may_change,
     result_digest,
 )
-from scarguard.model import Call, Constraint, RecordResult, Scope
+from scarguard.model import Call, Constraint, Scope
 from scarguard.policy import Policy
 from scarguard.stores.protocol import Store, Transaction
 from scarguard.telemetry import outcome_signals

@@ -22,10 +22,11 @@ from collections.abc import Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from scarguard._results import RecordResult
 from scarguard.errors import ConfigurationError
 from scarguard.guard._report import Reporter
 from scarguard.learning.progress import NO_RESULT
-from scarguard.model import Blame, Call, Decision, RecordResult
+from scarguard.model import Blame, Call, Decision
 
 if TYPE_CHECKING:
     from scarguard.guard.options import GuardOptions

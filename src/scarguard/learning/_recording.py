@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
+from scarguard._results import RecordResult
 from scarguard.adapters.protocol import Adapter
 from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
@@ -23,7 +24,7 @@ from scarguard.learning.keys import verdict_keys
 from scarguard.learning.observed import Revalidator, dependencies, is_shell_like
 from scarguard.learning.progress import NO_RESULT, ProgressTracker
 from scarguard.learning.rules import Lesson, enforce_cap, learn
-from scarguard.model import Blame, Call, Constraint, Failure, Outcome, RecordResult, Scope
+from scarguard.model import Blame, Call, Constraint, Failure, Outcome, Scope
 from scarguard.naming._signature import Signature
 from scarguard.naming.blame import classify_blame
 from scarguard.naming.classify import Classification, error_parts

@@ -15,7 +15,7 @@ import enum
 
 import attrs
 
-from scarguard.model import Convergence
+from scarguard._results import Convergence
 from scarguard.policy import Policy
 
 __all__ = ["Event", "SessionTracker"]
