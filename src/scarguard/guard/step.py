@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 from scarguard._results import RecordResult
 from scarguard.errors import ConfigurationError
+from scarguard.guard._outcome import FAILED, OK, OPEN, OutcomeMixin
 from scarguard.guard._report import Reporter
 from scarguard.learning.progress import NO_RESULT
-from scarguard.model import Blame, Call, Decision
+from scarguard.model import Call, Decision
 
 if TYPE_CHECKING:
     from scarguard.guard.options import GuardOptions
@@ -35,14 +36,6 @@ if TYPE_CHECKING:
     from scarguard.memory import FailureMemory
 
 __all__ = ["Attempt", "quick_decision"]
-
-_OPEN, _OK, _FAILED = "open", "ok", "failed"
-_BLAME_FIELD = {
-    Blame.AGENT: "agent_failures",
-    Blame.HARNESS: "harness_failures",
-    Blame.UNKNOWN: "unknown_failures",
-}
-
 
 def _described(
     memory: FailureMemory, tool: str, args: Mapping[str, Any], targets: Sequence[str] | None
@@ -58,7 +51,7 @@ def quick_decision(memory: FailureMemory, tool: str, args: Mapping[str, Any]) ->
     return Decision(True, _described(memory, tool, args, None))
 
 
-class Attempt:
+class Attempt(OutcomeMixin):
     """One guarded call, as a context manager for ``with`` and ``async with``.
 
     Entering the block checks the call: :attr:`refused`, :attr:`decision` and
@@ -81,22 +74,14 @@ class Attempt:
         "_args",
         "_call",
         "_decision",
-        "_done",
-        "_error",
         "_options",
         "_quick",
         "_report",
-        "_result",
-        "_retry_state",
-        "_started",
-        "_state",
-        "_status",
         "_tally",
         "_targets",
         "_unavailable",
         "check_error",
         "memory",
-        "recorded",
         "tool",
     )
 
@@ -128,7 +113,7 @@ class Attempt:
         self._call: Call | None = None
         self._decision: Decision | None = None
         self._quick = False  # allowed on the fast path: the Decision is built when asked
-        self._state = _OPEN
+        self._state = OPEN
         self._done = False
         self._error: BaseException | str | None = None
         self._status: int | None = None
@@ -208,7 +193,7 @@ class Attempt:
         Raises:
             ConfigurationError: The call was refused, or its outcome is already settled.
         """
-        self._settle(_OK, None, None, result)
+        self._settle(OK, None, None, result)
 
     def failed(self, error: str | BaseException, *, status_code: int | None = None) -> None:
         """Settle the call as a failure (for tools that report failure in their result).
@@ -224,11 +209,11 @@ class Attempt:
             raise ConfigurationError(
                 f"failed() takes the error text or an exception, got {type(error).__name__}"
             )
-        self._settle(_FAILED, error, status_code, None)
+        self._settle(FAILED, error, status_code, None)
 
     def settle_failure(self, text: str, result: object) -> None:
         """Settle the call as failed by its result (``failure_when``): text and result kept."""
-        self._settle(_FAILED, text, None, result)
+        self._settle(FAILED, text, None, result)
 
     def _settle(
         self, state: str, error: BaseException | str | None, status: int | None, result: object
@@ -237,7 +222,7 @@ class Attempt:
             raise ConfigurationError(
                 f"the call of {self.tool!r} was refused: it must not run, so it has no outcome"
             )
-        if self._state != _OPEN:
+        if self._state != OPEN:
             raise ConfigurationError(f"the outcome of this {self.tool!r} call is already settled")
         # None says nothing about progress (most tools that return nothing are commands)
         kept = NO_RESULT if result is None else result
@@ -247,11 +232,11 @@ class Attempt:
         """Settle what leaving the block means; return whether there is anything to record."""
         if self._done or not (self._quick or (self._decision and self._decision.allowed)):
             return False
-        if self._state == _OPEN:
+        if self._state == OPEN:
             if exc is None:
-                self._state = _OK
+                self._state = OK
             elif isinstance(exc, Exception):
-                self._state, self._error = _FAILED, exc
+                self._state, self._error = FAILED, exc
             else:
                 return False  # cancelled or interrupted: the call did not finish either way
         return True
@@ -378,122 +363,6 @@ class Attempt:
         assert decision is not None
         self._checked(decision)
         return decision
-
-    def _record_kwargs(self) -> dict[str, Any]:
-        elapsed = (time.perf_counter() - self._started) * 1000.0
-        kwargs = self._outcome_kwargs(elapsed)
-        if self._call is None:  # not described (the fast path): the memory needs the targets
-            kwargs["targets"] = self._targets
-        return kwargs
-
-    def _outcome_kwargs(self, elapsed: float) -> dict[str, Any]:
-        if self._state == _OK:
-            return {"ok": True, "duration_ms": elapsed, "result": self._result}
-        options = self._options
-        return {
-            "ok": False,
-            "error": self._error,
-            "status_code": self._status,
-            "duration_ms": elapsed,
-            "agent": options.agent if options is not None else None,
-            "provider": options.provider if options is not None else None,
-            "result": self._result,
-            # a retry the guard makes inside this one decision counts with its first try
-            "retry": self._retry_state is not None,
-        }
-
-    def record(self) -> RecordResult | None:
-        """Record the settled outcome now (what leaving a ``with`` block does)."""
-        kwargs = self._record_kwargs()
-        return self._recorded(self._safely(kwargs), kwargs)
-
-    async def record_async(self) -> RecordResult | None:
-        """Record the settled outcome off the event loop."""
-        kwargs = self._record_kwargs()
-        memory = self.memory
-        call = self._call or self.tool
-        done: RecordResult | None = None
-        try:
-            if kwargs["ok"]:
-                done = memory._record_success_nowait(
-                    call, kwargs["duration_ms"], self._result, self._args, self._targets
-                )
-            if done is None:
-                done = await memory._off_loop(self._safely, kwargs)
-        except Exception as exc:  # the worker itself could not be reached
-            self._report("record", exc)
-        return self._recorded(done, kwargs)
-
-    def _safely(self, kwargs: dict[str, Any]) -> RecordResult | None:
-        try:
-            done = self.memory.record(self._call or self.tool, self._args, **kwargs)
-        except Exception as exc:
-            self._report("record", exc)
-            return None
-        return done
-
-    def _recorded(self, done: RecordResult | None, kwargs: dict[str, Any]) -> RecordResult | None:
-        self.recorded = done
-        self._done = True
-        ok = kwargs["ok"]
-        tally = self._tally
-        if tally is not None:
-            if ok:
-                tally.bump("succeeded")
-            else:
-                tally.bump(_BLAME_FIELD[(done.blame if done else None) or Blame.UNKNOWN])
-                if done is not None and done.new_constraints:
-                    tally.bump("constraints_created", len(done.new_constraints))
-        return done
-
-    # -- retrying harness faults ------------------------------------------------------------
-
-    def retry_wait(self) -> float | None:
-        """Return how long to wait before trying a recorded failure again, or ``None``.
-
-        Only a retryable harness fault is retried (never an agent mistake), while the retry
-        policy's stop strategy allows, and not when the error asks to wait longer than
-        ``max_retry_after``. The classification made while recording decides; the error is
-        classified afresh only when it could not be recorded. On a retry the attempt is open
-        again: the same decision, one more try.
-        """
-        retry = self.retry
-        if retry is None or self._state != _FAILED or not self._done:
-            return None
-        from scarguard.guard.retrying import next_wait
-
-        done = self.recorded
-        try:
-            found = done.classification if done is not None else None
-            if found is None:
-                found = self.memory.classify(self._error)
-        except Exception:
-            return None
-        self._retry_state, wait = next_wait(
-            retry, self._retry_state, found, self._error, self._result
-        )
-        if wait is None:
-            return None
-        self._state, self._error, self._status, self._result = _OPEN, None, None, NO_RESULT
-        self._done, self.recorded = False, None
-        if self._tally is not None:
-            self._tally.bump("retries")
-        self._started = time.perf_counter()
-        return wait
-
-    def pause(self, seconds: float) -> None:
-        """Sleep before the next try, with the retry policy's ``sleep``."""
-        from scarguard.guard.retrying import sleep_sync
-
-        if self.retry is not None:
-            sleep_sync(self.retry, seconds)
-
-    async def pause_async(self, seconds: float) -> None:
-        """Sleep before the next try without blocking the event loop."""
-        from scarguard.guard.retrying import sleep_async
-
-        if self.retry is not None:
-            await sleep_async(self.retry, seconds)
 
     # -- the context manager protocol -----------------------------------------------------
 
