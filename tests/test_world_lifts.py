@@ -108,6 +108,25 @@ def test_a_source_for_a_built_in_rule_lifts_a_missing_target(
 
 
 @needs_make
+def test_a_source_lifts_a_missing_target_whatever_files_the_output_named(tmp_path: Path) -> None:
+    """The output names many files before make stops for want of a rule: the sources of the
+    built-in rules are still watched (the bound on watched paths drops the output's files)."""
+    objects = [f"mod{i}.o" for i in range(12)]
+    rules = "".join(f"{o}:\n\t@echo cc -c src/{o[:-2]}.c -o build/{o}\n" for o in objects)
+    (tmp_path / "Makefile").write_text(f"build: {' '.join(objects)}\n\t@echo linked\n{rules}")
+    memory = memory_in(tmp_path)
+    done = sh(tmp_path, "make build greet")
+    assert done.returncode != 0 and "No rule to make target 'greet'" in done.stderr
+    assert done.stdout.count("cc -c src/") == 12
+    args = {"command": "make build greet"}
+    memory.record("bash", args, error=done.stdout + done.stderr)
+    assert not allowed(memory, args)
+    (tmp_path / "greet.sh").write_text("echo hello\n")
+    assert allowed(memory, args)
+    assert sh(tmp_path, "make build greet").returncode == 0
+
+
+@needs_make
 def test_a_guarded_write_of_a_source_lifts_a_missing_target(tmp_path: Path) -> None:
     """Tool evidence, for a Makefile the observer cannot judge later: writing ``greet.sh``
     through a tool lifts ``make greet``; writing ``README.md`` does not."""

@@ -73,24 +73,27 @@ def dependencies(
     """Return the paths a failure of ``call`` depends on, normalised like targets.
 
     A missing make target is also a path (a rule's prerequisite can be a file), and so are
-    the files make's built-in rules make it from (after the manifests: the Makefiles must be
-    among them), and the places under the root where an install may put a program not found.
+    the files make's built-in rules make it from, and the places under the root where an
+    install may put a program not found. What the failure's condition is decided by (the
+    target, the Makefiles and those sources; the program's places) comes first, so that the
+    bound on the number of paths drops only files the error text or the command named.
     """
-    found: dict[str, None] = dict.fromkeys(t for t in call.targets if _is_path(t))
+    found: dict[str, None] = {}
     if shell_like:
         target = missing_make_target(error) if signature == "make_target_missing" else None
         program = missing_program(error) if signature == "command_not_found" else None
-        names = (
-            *command_files(call.args),
-            *error_files(error),
-            *([target] if target else []),
-            *(program_paths(program) if program else ()),
-        )
-        for name in names:
+        if target:
+            found[normalise(target)] = None
+            found.update(_in_order(manifests_for(program_of(call))))
+            for name in make_sources(target):
+                found[normalise(name)] = None
+        for name in program_paths(program) if program else ():
+            found[normalise(name)] = None
+    found.update(dict.fromkeys(t for t in call.targets if _is_path(t)))
+    if shell_like:
+        for name in (*command_files(call.args), *error_files(error)):
             found[normalise(name)] = None
         found.update(_in_order(manifests_for(program_of(call))))
-        for name in make_sources(target) if target else ():
-            found[normalise(name)] = None
     return tuple(found)[:_MAX_PATHS]
 
 
