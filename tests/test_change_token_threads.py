@@ -22,6 +22,7 @@ from helpers.peer import Peer
 from scarguard import FailureMemory
 from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool
+from scarguard.model import Constraint, Scope
 
 pytestmark = pytest.mark.slow
 
@@ -104,5 +105,42 @@ def test_a_ban_by_another_process_refuses_an_async_tool(path: Path, peer: Peer) 
         peer.run(BAN)
         with pytest.raises(ToolBlocked):
             asyncio.run(deploy("prod"))
+    finally:
+        memory.close()
+
+
+def test_threads_checking_in_turn_load_the_constraints_once_each(path: Path) -> None:
+    """Each thread's token is remembered for the index: two threads checking in turn do not
+    reload every constraint on every check (tokens of two connections never compare)."""
+    memory = FailureMemory(path)
+    try:
+        for _ in range(2):
+            memory.record(TOOL, ARGS, error="permission denied")
+        loads: list[object] = []
+        load = memory.store.load_constraints
+
+        def counted(scope: Scope) -> list[Constraint]:
+            loads.append(scope)
+            return load(scope)
+
+        memory.store.load_constraints = counted  # type: ignore[method-assign]
+        turns = [threading.Event(), threading.Event()]
+        refused: list[bool] = []
+
+        def checker(me: int) -> None:
+            for _ in range(20):
+                turns[me].wait(5)
+                turns[me].clear()
+                refused.append(not memory.check(TOOL, ARGS).allowed)
+                turns[1 - me].set()
+
+        threads = [threading.Thread(target=checker, args=(i,)) for i in (0, 1)]
+        for thread in threads:
+            thread.start()
+        turns[0].set()
+        for thread in threads:
+            thread.join()
+        assert refused == [True] * 40
+        assert len(loads) <= 2
     finally:
         memory.close()

@@ -169,6 +169,9 @@ class FailureMemory(
         self._worker: ThreadPoolExecutor | None = None
         self._index = ConstraintIndex()
         self._generation: Hashable = UNLOADED
+        # the change tokens the index is known current under: one per connection that
+        # checked since the store last changed (tokens of two connections never compare)
+        self._tokens: dict[Hashable, None] = {}
         self._retry_at = 0.0  # while the store cannot be read: when to try again
         self._outage = False
         self._tracker = SessionTracker(self.policy)
@@ -370,6 +373,7 @@ def _reset_after_fork() -> None:
         memory._pending_refusals = 0
         memory._shadow = {}
         memory._generation = UNLOADED
+        memory._tokens = {}
         memory._tracker = SessionTracker(memory.policy)
         memory._progress = ProgressTracker(memory.policy, memory._raw_fingerprint)
         memory._screened = None

@@ -21,7 +21,7 @@ from scarguard.adapters.tool_call import Screen
 from scarguard.canonical import storable_text
 from scarguard.errors import StoreError
 from scarguard.learning.convergence import Event, SessionTracker
-from scarguard.learning.index import FAILED_TOOL, ConstraintIndex
+from scarguard.learning.index import FAILED_TOOL, ConstraintIndex, keep_token
 from scarguard.learning.keys import refusal_keys
 from scarguard.learning.messages import decision_message
 from scarguard.learning.observed import Revalidator
@@ -61,6 +61,7 @@ class CheckingMixin:
     _worker: ThreadPoolExecutor | None
     _index: ConstraintIndex
     _generation: Hashable
+    _tokens: dict[Hashable, None]
     _retry_at: float
     _outage: bool
     _tracker: SessionTracker
@@ -94,6 +95,9 @@ class CheckingMixin:
         """
         generation = self.store.generation()
         if generation != self._generation:
+            if generation in self._tokens:  # current, as another thread's connection saw
+                self._generation = generation
+                return self._index
             if self._generation is not UNLOADED and time.monotonic() < self._retry_at:
                 return self._index
             try:
@@ -115,6 +119,7 @@ class CheckingMixin:
             # reloads once more.
             with self._view:
                 self._index, self._generation = index, generation
+                keep_token(self._tokens, generation)
             return index
         return self._index
 
@@ -197,7 +202,7 @@ class CheckingMixin:
             if peek is None or peek() != self._generation:
                 return None
             index = self._index
-        elif self.store.generation() == self._generation:
+        elif (token := self.store.generation()) == self._generation or token in self._tokens:
             index = self._index
         else:
             index = self._current_index(self.clock())

@@ -56,6 +56,7 @@ class FailureRecording:
     _batch: int
     _index: ConstraintIndex
     _generation: Hashable
+    _tokens: dict[Hashable, None]
     _tracker: SessionTracker
     _progress: ProgressTracker
     _revalidator: Revalidator
@@ -431,7 +432,8 @@ class FailureRecording:
         the next check reloads it from the store.
         """
         with self.store.transaction(self.scope) as tx:
-            fresh = tx.begin_generation == self._generation
+            begin = tx.begin_generation
+            fresh = begin == self._generation or begin in self._tokens
             recording = RecordingTransaction(tx)
             yield recording
         committed = tx.commit_generation
@@ -439,3 +441,4 @@ class FailureRecording:
             with self._view:
                 recording.apply_to(self._index)
                 self._generation = committed
+                self._tokens = {committed: None}  # (every other token named the old state)

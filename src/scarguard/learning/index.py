@@ -21,10 +21,28 @@ if TYPE_CHECKING:
     from scarguard.adapters.protocol import Adapter
     from scarguard.stores.protocol import Transaction
 
-__all__ = ["FAILED_TOOL", "ConstraintIndex", "RecordingTransaction"]
+__all__ = ["FAILED_TOOL", "ConstraintIndex", "RecordingTransaction", "keep_token"]
 
 FAILED_TOOL = "ft:"
 """The prefix of the per-tool failure totals (see :mod:`scarguard.learning.keys`)."""
+
+
+_TOKENS_KEPT = 16
+"""How many change tokens an index is remembered current under (one per checking thread)."""
+
+
+def keep_token(tokens: dict[Hashable, None], token: Hashable) -> None:
+    """Remember that the index is current under ``token`` (a store's change token).
+
+    A store's token may be one of the calling thread's connection (SQLite's
+    ``data_version`` is), so threads that check in turn read different tokens for one
+    state: each thread's is kept, the oldest dropped past :data:`_TOKENS_KEPT`. A kept token
+    read again means nothing changed since it was kept; after a change no connection reads
+    an old token again, so an old one never matches by mistake.
+    """
+    tokens[token] = None
+    if len(tokens) > _TOKENS_KEPT:
+        del tokens[next(iter(tokens))]
 
 
 @attrs.define

@@ -16,8 +16,9 @@ The discipline, and why:
   (which ``data_version`` does not see for the committing connection), with the number of
   the calling thread's connection: ``data_version`` values of two connections are not
   comparable (a new connection starts from the same small value whatever was committed
-  before it opened), so a token read on one thread never equals one read on another, and a
-  memory whose index was loaded on one thread reloads it once when another thread checks. A
+  before it opened), so a token read on one thread never equals one read on another; a
+  memory remembers each thread's token its index was found current under
+  (``learning.index.keep_token``), so another thread's check reloads it once. A
   transaction reads ``data_version`` once right after ``BEGIN IMMEDIATE`` (one PRAGMA, about
   2 µs), so it can tell the token at its lock (``begin_generation``) and right after its
   commit (``commit_generation``: the same ``data_version``, the own counter it set).
