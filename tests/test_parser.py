@@ -78,3 +78,15 @@ def test_demo_takes_no_store_tenancy_options(capsys: pytest.CaptureFixture[str])
     with pytest.raises(SystemExit):
         parse("demo", "-w", "x")
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("argv", [(), *((c,) for c in (*COMMANDS, "mcp", "hook"))])
+def test_every_help_fits_an_80_column_terminal(
+    argv: tuple[str, ...], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``scarguard [command] --help`` in an 80-column terminal: no line wraps."""
+    monkeypatch.setenv("COLUMNS", "80")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*argv, "--help"])
+    lines = capsys.readouterr().out.splitlines()
+    assert lines and max(len(line) for line in lines) < 80

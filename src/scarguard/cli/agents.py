@@ -36,8 +36,8 @@ Serve MCP on stdio in front of an upstream MCP server started as a child (or
 reached at --url). Every tools/call is checked against the memory and recorded;
 a call known to fail again gets an isError result with the reason instead."""
 _HOOK_DESCRIPTION = """\
-Answer an agent CLI's tool hooks: refuse a call known to fail again, record what
-each call did."""
+Answer an agent CLI's tool hooks: refuse a call known to fail again, record
+what each call did."""
 
 
 def add_commands(sub: Any) -> None:

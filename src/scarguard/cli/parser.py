@@ -17,65 +17,68 @@ __all__ = ["build_parser"]
 _DESCRIPTION = """\
 scarguard: a failure memory for tool-calling AI agents.
 
-Run the offline demo first; then inspect, prune, verify and move what a memory has learned.
-Every command but `demo` reads an existing store and never creates one."""
+Run the offline demo first; then inspect, prune, verify and move what a memory
+has learned. Every command but `demo` reads an existing store and never creates
+one."""
 
 _EPILOG = """\
 examples:
-  scarguard demo                       watch an agent's repeated mistakes get refused
+  scarguard demo                       watch repeated mistakes get refused
   scarguard show -w demo -p webapp     what the demo's memory learned
   scarguard guard                      the block PromptGuard puts in the prompt
   scarguard verify                     check the receipt chain
 
-The store is --path, else $SCARGUARD_PATH, else .scarguard/memory.db in the current directory.
-exit codes: 0 ok, 1 receipt chain broken (verify), 2 usage error, 3 store missing or unreadable"""
+The store is --path, else $SCARGUARD_PATH, else .scarguard/memory.db in the
+current directory.
+exit codes: 0 ok, 1 receipt chain broken (verify), 2 usage error, 3 store
+missing or unreadable"""
 
 _PATH_HELP = "the store (default: $SCARGUARD_PATH or .scarguard/memory.db)"
 _EXAMPLES = {
     "demo": """\
 examples:
-  scarguard demo                 run it twice: the second run refuses what the first learned
-  scarguard demo --fresh         forget what earlier runs learned, start from an empty memory
+  scarguard demo                 run it twice: the second refuses the repeats
+  scarguard demo --fresh         start from an empty memory
   scarguard demo --quiet         only the summary
   scarguard demo --path /tmp/demo.db --steps 5""",
     "show": """\
 examples:
-  scarguard show                         recent failures, repeated patterns, constraints
+  scarguard show                         failures, patterns, constraints
   scarguard show -w demo -p webapp       another workspace and project
   scarguard show --tool edit_file --since 2h
-  scarguard show --kind exact_call       a constraint kind, or a failure kind (edit_failed)
+  scarguard show --kind exact_call       a constraint or failure kind
   scarguard show --json | jq '.constraints[].id'""",
     "guard": """\
 examples:
-  scarguard guard                         the repeat failure guard block, as the LLM sees it
+  scarguard guard                         the guard block, as the LLM sees it
   scarguard guard --since 3d --max-chars 800
   scarguard guard --json""",
     "forget": """\
 examples:
-  scarguard forget 3f9a1c2b7d4e          lift one constraint by id (ids: `scarguard show`)
+  scarguard forget 3f9a1c2b7d4e          lift one by id (from `scarguard show`)
   scarguard forget --tool make           every constraint on a tool
   scarguard forget --kind exact_call --yes
-  scarguard forget --all --yes           everything this workspace and project learned""",
+  scarguard forget --all --yes           all this workspace and project learned""",
     "verify": """\
 examples:
-  scarguard verify                       exit 0 when intact, 1 naming the first broken receipt
+  scarguard verify                       0 if intact, else 1 and what broke
   scarguard verify --path memory.db --json""",
     "export": """\
 examples:
-  scarguard export > memory.jsonl        this workspace and project as JSON lines
+  scarguard export > memory.jsonl        this tenant's records as JSON lines
   scarguard export -w demo -p webapp -o demo.jsonl""",
     "import": """\
 examples:
-  scarguard import memory.jsonl          add exported records to this workspace and project
+  scarguard import memory.jsonl          add them to this workspace and project
   cat memory.jsonl | scarguard import --path other.db --create""",
     "stats": """\
 examples:
-  scarguard stats                        calls refused, counts per tool, kind, blame
-  scarguard stats --price-per-call 0.02  and what the refused calls would have cost
+  scarguard stats                        refusals, counts per tool, kind, blame
+  scarguard stats --price-per-call 0.02  with what the refusals saved
   scarguard stats --json""",
     "purge": """\
 examples:
-  scarguard purge --older-than 30d       failures and receipts older than 30 days (asks)
+  scarguard purge --older-than 30d       failures, receipts over 30 days (asks)
   scarguard purge --older-than 2w --yes  the same without asking (cron)
   scarguard purge --older-than 90d --keep-receipts
   scarguard purge --older-than 30d -w demo -p webapp --json""",
