@@ -464,51 +464,6 @@ def test_tool_call_adapter_is_an_adapter() -> None:
 
 
 @pytest.mark.parametrize(
-    "command",
-    [
-        "kill $(lsof -t -i:3000)",
-        "rm -rf build",
-        "pip install requests",
-        "cd app && npm install",
-        "git checkout main",
-        "sudo systemctl restart nginx",
-        "echo 'x = 1' > config.py",
-        "sed -i 's/a/b/' app.py",
-        "FOO=1 touch new.py",
-        "make clean",
-    ],
-)
-def test_shell_commands_that_change_the_workspace(command: str) -> None:
-    """Commands that change files or processes count as mutating."""
-    from scarguard.adapters._shell import shell_changes_workspace
-
-    assert shell_changes_workspace(command)
-    adapter = ToolCallAdapter()
-    assert adapter.mutating(adapter.describe("bash", {"command": command}))
-
-
-@pytest.mark.parametrize(
-    "command",
-    [
-        "ls -la",
-        "cat server.js",
-        "npm test",
-        "pytest -x 2>&1",
-        "git status",
-        "make build",
-        "grep -rn TODO .",
-    ],
-)
-def test_reading_shell_commands_do_not_mutate(command: str) -> None:
-    """Reading and testing commands do not count as changing the workspace."""
-    from scarguard.adapters._shell import shell_changes_workspace
-
-    assert not shell_changes_workspace(command)
-    adapter = ToolCallAdapter()
-    assert not adapter.mutating(adapter.describe("bash", {"command": command}))
-
-
-@pytest.mark.parametrize(
     ("command", "words"),
     [
         ("make  deploy", "make deploy"),

@@ -16,7 +16,6 @@ import pytest
 
 from helpers.git import git
 from scarguard import FailureMemory
-from scarguard.adapters._shell import installs
 from scarguard.learning._make import make_defines, missing_make_target
 from scarguard.learning._programs import missing_program
 from scarguard.testing import FakeClock
@@ -55,15 +54,6 @@ def test_the_wordings_name_what_is_missing() -> None:
     assert make_defines("include rules.mk\n", "deploy")  # cannot be judged without make
     assert make_defines("%: %.c\n\tcc $<\n", "deploy")
     assert not make_defines("DEPLOY := deploy\n# deploy: later\n\tdeploy:\n", "deploy")
-
-
-def test_which_commands_may_put_a_program_on_path() -> None:
-    """Installs and environment changes may; builds, merges and readers do not."""
-    may = ("pip install foo", "npm i -g foo", "source .venv/bin/activate", "make install")
-    for command in (*may, "export PATH=$PATH:/opt/bin", "sudo apt-get install foo"):
-        assert installs(command), command
-    for command in ("git merge feature", "make build", "ls", "python gen.py", "pip list"):
-        assert not installs(command), command
 
 
 # -- make targets ---------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scarguard import FailureMemory
-from scarguard.adapters._shell import reports_failed_tests, selected_tests
+from scarguard.adapters._test_runs import reports_failed_tests, selected_tests
 from scarguard.testing import FakeClock
 
 FLAKY = "import os\n\ndef test_timing():\n    assert os.environ.get('SCARGUARD_PASS') == '1'\n"

@@ -20,7 +20,8 @@ import pytest
 
 from helpers.git import git
 from scarguard import FailureMemory
-from scarguard.adapters._shell import installs, selected_tests
+from scarguard.adapters._shell_changes import installs
+from scarguard.adapters._test_runs import selected_tests
 from scarguard.learning._make import make_defines, make_sources
 from scarguard.learning.semantic import covered_by
 from scarguard.testing import FakeClock

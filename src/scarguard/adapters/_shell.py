@@ -1,8 +1,10 @@
-"""Shell commands: which change the workspace, which words and files they name.
+"""Shell commands: the words, files and manifests they name, and how they read.
 
 A shell command's targets are rarely declared, so what the engine knows about one comes from
 its words: the programs it runs, the files it names, and the build manifests whose change can
-change what any command does.
+change what any command does. What a command changes is judged in
+:mod:`scarguard.adapters._shell_changes`, what a test run selects in
+:mod:`scarguard.adapters._test_runs`.
 """
 
 from __future__ import annotations
@@ -15,18 +17,16 @@ from typing import Any, Final
 
 __all__ = [
     "MANIFESTS",
+    "REDIRECT",
+    "SEGMENTS",
     "SHELL_PROGRAMS",
     "command_files",
     "command_text",
     "command_words",
     "error_files",
-    "installs",
     "manifests_for",
     "names_program",
-    "reports_failed_tests",
     "reports_no_change",
-    "selected_tests",
-    "shell_changes_workspace",
 ]
 
 MANIFESTS = frozenset(
@@ -106,161 +106,10 @@ def command_words(args: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(words)
 
 
-_CHANGING_PROGRAMS: Final = frozenset(
-    {
-        "rm",
-        "rmdir",
-        "mv",
-        "cp",
-        "mkdir",
-        "touch",
-        "ln",
-        "chmod",
-        "chown",
-        "truncate",
-        "patch",
-        "unzip",
-        "install",
-        "kill",
-        "pkill",
-        "killall",
-        "fuser",
-        "tee",
-        "dd",
-    }
-)
-"""Shell programs that change files or processes whatever their arguments."""
-_CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
-    "git": frozenset(
-        {
-            "checkout",
-            "switch",
-            "reset",
-            "restore",
-            "stash",
-            "pull",
-            "merge",
-            "rebase",
-            "apply",
-            "am",
-            "cherry-pick",
-            "revert",
-            "commit",
-            "clone",
-            "clean",
-            "worktree",
-            "init",
-            "rm",
-            "mv",
-        }
-    ),
-    "pip": frozenset({"install", "uninstall"}),
-    "pip3": frozenset({"install", "uninstall"}),
-    "uv": frozenset({"pip", "add", "remove", "sync", "venv"}),
-    "poetry": frozenset({"add", "remove", "install", "update", "lock"}),
-    "npm": frozenset({"install", "i", "ci", "uninstall", "remove", "rm", "update", "link"}),
-    "yarn": frozenset({"add", "remove", "install", "upgrade"}),
-    "pnpm": frozenset({"add", "remove", "install", "i", "update"}),
-    "cargo": frozenset({"add", "remove", "install", "update", "clean"}),
-    "go": frozenset({"get", "install", "mod"}),
-    "apt": frozenset({"install", "remove", "purge"}),
-    "apt-get": frozenset({"install", "remove", "purge"}),
-    "brew": frozenset({"install", "uninstall", "upgrade"}),
-    "conda": frozenset({"install", "remove", "create", "update"}),
-    "docker": frozenset({"stop", "rm", "kill", "run", "restart", "compose", "pull"}),
-    "systemctl": frozenset({"start", "stop", "restart", "reload"}),
-    "service": frozenset({"start", "stop", "restart", "reload"}),
-    "make": frozenset({"clean", "install", "distclean"}),
-    "sed": frozenset({"-i"}),
-}
-"""Programs that change the workspace with one of these words (``git checkout``...)."""
-_PREFIXES: Final = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "xargs"})
-_SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
-_REDIRECT: Final = re.compile(r"(?<![0-9&])>{1,2}\s*(?!&)[^\s>]")
-
-
-_MODULE_RUNNERS: Final = frozenset({"python", "python3", "py"})
-"""Interpreters that run a tool as a module (``python -m pip install``: pip's words decide)."""
-
-
-def shell_changes_workspace(command: str) -> bool:
-    """Return whether a shell command changes files or processes (so earlier failures may not hold).
-
-    A command counts when any of its segments runs a changing program (``rm``, ``kill``...),
-    a changing subcommand (``git checkout``, ``pip install``, ``sed -i``...), or redirects
-    output into a file. Reading commands (``ls``, ``cat``, ``npm test``) do not.
-    """
-    if _REDIRECT.search(command):
-        return True
-    for segment in _SEGMENTS.split(command):
-        words = [w for w in segment.split() if "=" not in w or w.startswith("-")]
-        while words and words[0] in _PREFIXES:
-            words = words[1:]
-        if not words:
-            continue
-        program = os.path.basename(words[0])
-        if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
-            words = words[2:]  # python -m pip install ...
-            program = words[0]
-        if program in _CHANGING_PROGRAMS:
-            return True
-        changing = _CHANGING_SUBCOMMANDS.get(program)
-        if changing and any(w in changing for w in words[1:3]):
-            return True
-    return False
-
-
-_INSTALLERS: Final = frozenset(
-    {"pip", "pip3", "pipx", "uv", "poetry", "npm", "yarn", "pnpm", "bun", "cargo", "go", "apt",
-     "apt-get", "brew", "conda", "mamba", "gem", "composer", "dnf", "yum", "apk", "pacman",
-     "snap", "nix", "asdf", "mise", "rustup", "nvm", "pyenv", "make", "dotnet"}
-)  # fmt: skip
-_INSTALL_WORDS: Final = frozenset({"install", "i", "add", "sync", "get", "use", "global", "link"})
-_INSTALLS_ALSO: Final[Mapping[str, frozenset[str]]] = {
-    "npm": frozenset({"ci"}), "bundle": frozenset({"install"}), "corepack": frozenset({"enable"}),
-    "nix-env": frozenset({"-i", "--install"}), "deno": frozenset({"install"}),
-}  # fmt: skip
-"""Installs of programs whose install word is their own (``npm ci``, ``nix-env -i``)."""
-_BARE_INSTALLERS: Final = frozenset({"yarn", "bundle", "bun"})
-"""Package managers that install when run without a subcommand (``yarn``)."""
-_PIPED_INSTALLER: Final = re.compile(
-    r"\|\s*(?:sudo\s+)?(?:ba|z|da)?sh(?:\s+-s\b[^|;&]*)?\s*(?:$|[;&|])"
-)
-"""An installer script piped into a shell (``curl -fsSL https://…/install.sh | sh``)."""
-_ENVIRONMENT: Final = frozenset({"source", ".", "export", "activate", "alias", "hash", "rehash"})
-
-
-def installs(command: str) -> bool:
-    """Return whether a shell command may put a program on ``PATH``.
-
-    An install by a package or tool manager (``pip install``, ``npm i -g``, ``brew
-    install``, ``make install``, ``python -m pip install``, ``npm ci``, an installer script
-    piped into a shell...), or a change of the shell's environment (``source
-    .venv/bin/activate``, ``export PATH=...``).
-    """
-    if _PIPED_INSTALLER.search(command):
-        return True
-    for segment in _SEGMENTS.split(command):
-        words = segment.split()
-        while words and (words[0] in _PREFIXES or ("=" in words[0] and words[0][0] != "-")):
-            if words[0].startswith("PATH="):
-                return True
-            words = words[1:]
-        if not words:
-            continue
-        program = os.path.basename(words[0])
-        if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
-            words = words[2:]  # python -m pip install ...
-            program = words[0]
-        if program in _ENVIRONMENT or program.endswith("activate"):
-            return True
-        if program in _INSTALLERS and any(w in _INSTALL_WORDS for w in words[1:3]):
-            return True
-        if any(w in _INSTALLS_ALSO.get(program, ()) for w in words[1:3]):
-            return True
-        if program in _BARE_INSTALLERS and len(words) == 1:
-            return True
-    return False
+SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
+"""What separates the commands of one shell line (``&&``, ``||``, ``;``, ``|``, a newline)."""
+REDIRECT: Final = re.compile(r"(?<![0-9&])>{1,2}\s*(?!&)[^\s>]")
+"""Output redirected into a file (``> out.txt``, ``>> log``; not ``2>&1``)."""
 
 
 _NO_CHANGE: Final = re.compile(
@@ -390,75 +239,3 @@ def error_files(text: str | None) -> tuple[str, ...]:
         if len(files) >= _MAX_FILES:
             break
     return tuple(files)
-
-
-_RUNNERS: Final[Mapping[tuple[str, ...], str]] = {
-    ("pytest",): "pytest",
-    ("py.test",): "pytest",
-    ("python", "-m", "pytest"): "pytest",
-    ("python3", "-m", "pytest"): "pytest",
-    ("cargo", "test"): "cargo test",
-    ("jest",): "jest",
-    ("npx", "jest"): "jest",
-}
-"""Test runners whose run without a selection runs every test a selection can name."""
-_QUIET_OPTIONS: Final = frozenset(
-    {"-q", "-qq", "-v", "-vv", "-vvv", "-x", "-s", "-l", "--quiet", "--verbose", "--exitfirst",
-     "--showlocals", "--no-header", "--silent", "--ci"}
-)  # fmt: skip
-"""Options that change how a test run reports, not which tests it runs."""
-_QUIET_PREFIXES: Final = ("--tb=", "--color=", "--colors", "--durations=")
-_PYTEST_FILE: Final = re.compile(
-    r"^(?:[\w.@+-]+/)*(?:test_[\w.-]*|[\w.-]*_test)\.py(?:::[\w\[\].:-]+)?$"
-)
-_PYTEST_FOLDER: Final = re.compile(r"^(?:\.|\./)?(?:[\w@+-][\w.@+-]*/)*(?:[\w@+-]+/?)?$")
-"""A folder pytest collects test files in (``tests``, ``tests/unit/``, ``.``): no suffix."""
-_SCANNED: Final = 8192
-"""Characters of a test run's output searched for its verdict, at its start and at its end."""
-_TESTS_FAILED: Final = re.compile(
-    r"(?m)^FAILED \S|\b\d+ failed\b|^test result: FAILED\b|^Tests:\s.*\b\d+ failed\b"
-)
-
-
-def selected_tests(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
-    """Return the test runner a command runs and the tests it selects, if it is a test run.
-
-    ``pytest tests/test_a.py::test_x`` is ``("pytest", ("tests/test_a.py::test_x",))``;
-    ``python -m pytest -q`` is ``("pytest", ())``, a run of every test. Only a single command
-    of a known runner (``pytest``, ``cargo test``, ``jest``) whose options change how it
-    reports, not what it runs, and whose selection a run without one covers (pytest: files
-    named as pytest collects them by default, ``test_*.py`` or ``*_test.py``, and folders):
-    anything else is ``None``.
-    """
-    command = next((args[k] for k in ("command", "cmd") if isinstance(args.get(k), str)), None)
-    if command is None or _SEGMENTS.search(command) or _REDIRECT.search(command):
-        return None
-    words = command.split()
-    prefix = next((p for p in _RUNNERS if tuple(words[: len(p)]) == p), None)
-    if prefix is None:
-        return None
-    runner = _RUNNERS[prefix]
-    selection: list[str] = []
-    for word in words[len(prefix) :]:
-        if word in _QUIET_OPTIONS or word.startswith(_QUIET_PREFIXES):
-            continue
-        if word.startswith("-") or "=" in word or "$" in word:
-            return None  # an option that may choose what runs (or an unexpanded word)
-        if runner == "pytest" and not (_PYTEST_FILE.match(word) or _PYTEST_FOLDER.match(word)):
-            return None
-        selection.append(word)
-    return runner, tuple(selection)
-
-
-def reports_failed_tests(error: str | None) -> bool:
-    """Return whether a test run's output says tests ran and failed (not a usage error).
-
-    pytest's ``FAILED a.py::t`` and ``1 failed``, cargo's ``test result: FAILED``, jest's
-    ``Tests: 1 failed``.
-    """
-    if error is None:
-        return False
-    if _TESTS_FAILED.search(error[:_SCANNED]) is not None:
-        return True
-    # the runners sum up at the end, after tracebacks and captured output of any length
-    return len(error) > _SCANNED and _TESTS_FAILED.search(error[-_SCANNED:]) is not None

@@ -53,7 +53,8 @@ from scarguard.adapters._arguments import (
     string_targets,
     strings,
 )
-from scarguard.adapters._shell import command_text, names_program, shell_changes_workspace
+from scarguard.adapters._shell import command_text, names_program
+from scarguard.adapters._shell_changes import shell_changes_workspace
 from scarguard.model import Blame, Call, Outcome
 
 if TYPE_CHECKING:

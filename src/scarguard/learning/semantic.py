@@ -47,14 +47,9 @@ from typing import Any, Final
 
 import attrs
 
-from scarguard.adapters._shell import (
-    MANIFESTS,
-    command_words,
-    error_files,
-    installs,
-    reports_failed_tests,
-    selected_tests,
-)
+from scarguard.adapters._shell import MANIFESTS, command_words, error_files
+from scarguard.adapters._shell_changes import installs
+from scarguard.adapters._test_runs import reports_failed_tests, selected_tests
 from scarguard.canonical import canonical_json
 from scarguard.learning._make import (
     MAKEFILES,

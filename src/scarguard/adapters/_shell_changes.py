@@ -1,0 +1,170 @@
+"""Shell commands that change the workspace, and those that may put a program on ``PATH``.
+
+A command is judged by its words, segment by segment (the segments and redirections are
+:mod:`scarguard.adapters._shell`'s): the program each segment runs, past prefixes such as
+``sudo`` and ``python -m``, and the subcommand it is given.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Final
+
+from scarguard.adapters._shell import REDIRECT, SEGMENTS
+
+__all__ = ["installs", "shell_changes_workspace"]
+
+_CHANGING_PROGRAMS: Final = frozenset(
+    {
+        "rm",
+        "rmdir",
+        "mv",
+        "cp",
+        "mkdir",
+        "touch",
+        "ln",
+        "chmod",
+        "chown",
+        "truncate",
+        "patch",
+        "unzip",
+        "install",
+        "kill",
+        "pkill",
+        "killall",
+        "fuser",
+        "tee",
+        "dd",
+    }
+)
+"""Shell programs that change files or processes whatever their arguments."""
+_CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
+    "git": frozenset(
+        {
+            "checkout",
+            "switch",
+            "reset",
+            "restore",
+            "stash",
+            "pull",
+            "merge",
+            "rebase",
+            "apply",
+            "am",
+            "cherry-pick",
+            "revert",
+            "commit",
+            "clone",
+            "clean",
+            "worktree",
+            "init",
+            "rm",
+            "mv",
+        }
+    ),
+    "pip": frozenset({"install", "uninstall"}),
+    "pip3": frozenset({"install", "uninstall"}),
+    "uv": frozenset({"pip", "add", "remove", "sync", "venv"}),
+    "poetry": frozenset({"add", "remove", "install", "update", "lock"}),
+    "npm": frozenset({"install", "i", "ci", "uninstall", "remove", "rm", "update", "link"}),
+    "yarn": frozenset({"add", "remove", "install", "upgrade"}),
+    "pnpm": frozenset({"add", "remove", "install", "i", "update"}),
+    "cargo": frozenset({"add", "remove", "install", "update", "clean"}),
+    "go": frozenset({"get", "install", "mod"}),
+    "apt": frozenset({"install", "remove", "purge"}),
+    "apt-get": frozenset({"install", "remove", "purge"}),
+    "brew": frozenset({"install", "uninstall", "upgrade"}),
+    "conda": frozenset({"install", "remove", "create", "update"}),
+    "docker": frozenset({"stop", "rm", "kill", "run", "restart", "compose", "pull"}),
+    "systemctl": frozenset({"start", "stop", "restart", "reload"}),
+    "service": frozenset({"start", "stop", "restart", "reload"}),
+    "make": frozenset({"clean", "install", "distclean"}),
+    "sed": frozenset({"-i"}),
+}
+"""Programs that change the workspace with one of these words (``git checkout``...)."""
+_PREFIXES: Final = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "xargs"})
+
+_MODULE_RUNNERS: Final = frozenset({"python", "python3", "py"})
+"""Interpreters that run a tool as a module (``python -m pip install``: pip's words decide)."""
+
+
+def shell_changes_workspace(command: str) -> bool:
+    """Return whether a shell command changes files or processes (so earlier failures may not hold).
+
+    A command counts when any of its segments runs a changing program (``rm``, ``kill``...),
+    a changing subcommand (``git checkout``, ``pip install``, ``sed -i``...), or redirects
+    output into a file. Reading commands (``ls``, ``cat``, ``npm test``) do not.
+    """
+    if REDIRECT.search(command):
+        return True
+    for segment in SEGMENTS.split(command):
+        words = [w for w in segment.split() if "=" not in w or w.startswith("-")]
+        while words and words[0] in _PREFIXES:
+            words = words[1:]
+        if not words:
+            continue
+        program = os.path.basename(words[0])
+        if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
+            words = words[2:]  # python -m pip install ...
+            program = words[0]
+        if program in _CHANGING_PROGRAMS:
+            return True
+        changing = _CHANGING_SUBCOMMANDS.get(program)
+        if changing and any(w in changing for w in words[1:3]):
+            return True
+    return False
+
+
+_INSTALLERS: Final = frozenset(
+    {"pip", "pip3", "pipx", "uv", "poetry", "npm", "yarn", "pnpm", "bun", "cargo", "go", "apt",
+     "apt-get", "brew", "conda", "mamba", "gem", "composer", "dnf", "yum", "apk", "pacman",
+     "snap", "nix", "asdf", "mise", "rustup", "nvm", "pyenv", "make", "dotnet"}
+)  # fmt: skip
+_INSTALL_WORDS: Final = frozenset({"install", "i", "add", "sync", "get", "use", "global", "link"})
+_INSTALLS_ALSO: Final[Mapping[str, frozenset[str]]] = {
+    "npm": frozenset({"ci"}), "bundle": frozenset({"install"}), "corepack": frozenset({"enable"}),
+    "nix-env": frozenset({"-i", "--install"}), "deno": frozenset({"install"}),
+}  # fmt: skip
+"""Installs of programs whose install word is their own (``npm ci``, ``nix-env -i``)."""
+_BARE_INSTALLERS: Final = frozenset({"yarn", "bundle", "bun"})
+"""Package managers that install when run without a subcommand (``yarn``)."""
+_PIPED_INSTALLER: Final = re.compile(
+    r"\|\s*(?:sudo\s+)?(?:ba|z|da)?sh(?:\s+-s\b[^|;&]*)?\s*(?:$|[;&|])"
+)
+"""An installer script piped into a shell (``curl -fsSL https://…/install.sh | sh``)."""
+_ENVIRONMENT: Final = frozenset({"source", ".", "export", "activate", "alias", "hash", "rehash"})
+
+
+def installs(command: str) -> bool:
+    """Return whether a shell command may put a program on ``PATH``.
+
+    An install by a package or tool manager (``pip install``, ``npm i -g``, ``brew
+    install``, ``make install``, ``python -m pip install``, ``npm ci``, an installer script
+    piped into a shell...), or a change of the shell's environment (``source
+    .venv/bin/activate``, ``export PATH=...``).
+    """
+    if _PIPED_INSTALLER.search(command):
+        return True
+    for segment in SEGMENTS.split(command):
+        words = segment.split()
+        while words and (words[0] in _PREFIXES or ("=" in words[0] and words[0][0] != "-")):
+            if words[0].startswith("PATH="):
+                return True
+            words = words[1:]
+        if not words:
+            continue
+        program = os.path.basename(words[0])
+        if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
+            words = words[2:]  # python -m pip install ...
+            program = words[0]
+        if program in _ENVIRONMENT or program.endswith("activate"):
+            return True
+        if program in _INSTALLERS and any(w in _INSTALL_WORDS for w in words[1:3]):
+            return True
+        if any(w in _INSTALLS_ALSO.get(program, ()) for w in words[1:3]):
+            return True
+        if program in _BARE_INSTALLERS and len(words) == 1:
+            return True
+    return False

@@ -1,0 +1,58 @@
+"""Which shell commands change the workspace, and which may put a program on ``PATH``."""
+
+from __future__ import annotations
+
+import pytest
+
+from scarguard.adapters import ToolCallAdapter
+from scarguard.adapters._shell_changes import installs, shell_changes_workspace
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "kill $(lsof -t -i:3000)",
+        "rm -rf build",
+        "pip install requests",
+        "cd app && npm install",
+        "git checkout main",
+        "sudo systemctl restart nginx",
+        "echo 'x = 1' > config.py",
+        "sed -i 's/a/b/' app.py",
+        "FOO=1 touch new.py",
+        "make clean",
+    ],
+)
+def test_shell_commands_that_change_the_workspace(command: str) -> None:
+    """Commands that change files or processes count as mutating."""
+    assert shell_changes_workspace(command)
+    adapter = ToolCallAdapter()
+    assert adapter.mutating(adapter.describe("bash", {"command": command}))
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls -la",
+        "cat server.js",
+        "npm test",
+        "pytest -x 2>&1",
+        "git status",
+        "make build",
+        "grep -rn TODO .",
+    ],
+)
+def test_reading_shell_commands_do_not_mutate(command: str) -> None:
+    """Reading and testing commands do not count as changing the workspace."""
+    assert not shell_changes_workspace(command)
+    adapter = ToolCallAdapter()
+    assert not adapter.mutating(adapter.describe("bash", {"command": command}))
+
+
+def test_which_commands_may_put_a_program_on_path() -> None:
+    """Installs and environment changes may; builds, merges and readers do not."""
+    may = ("pip install foo", "npm i -g foo", "source .venv/bin/activate", "make install")
+    for command in (*may, "export PATH=$PATH:/opt/bin", "sudo apt-get install foo"):
+        assert installs(command), command
+    for command in ("git merge feature", "make build", "ls", "python gen.py", "pip list"):
+        assert not installs(command), command
