@@ -1,4 +1,5 @@
-"""Shared fixtures: every store kind on fresh files in ``tmp_path``, and the CLI's directory.
+"""Shared fixtures: a fake clock and an in-memory memory on it, every store kind on fresh
+files in ``tmp_path``, and the CLI's directory.
 
 The ``postgres`` kind opens a fresh schema on the test server (``helpers.postgres``) for
 each store and drops it afterwards; it is skipped only when the server is unreachable.
@@ -13,7 +14,9 @@ import pytest
 
 from helpers.cli import clean_cwd, learned_store
 from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres
+from scarguard import FailureMemory
 from scarguard.stores import JSONStore, MemoryStore, SQLiteStore, Store
+from scarguard.testing import FakeClock, memory_for_tests
 
 _SLOW_MODULE = "pytestmark = pytest.mark.slow"
 
@@ -49,6 +52,19 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         return None
     text = collection_path.read_text(encoding="utf-8")
     return True if any(line.startswith(_SLOW_MODULE) for line in text.splitlines()) else None
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    """A clock that moves only when the test advances it (2026-01-01 00:00 UTC at first)."""
+    return FakeClock()
+
+
+@pytest.fixture
+def memory(clock: FakeClock) -> FailureMemory:
+    """An in-memory ``FailureMemory`` on the ``clock`` fixture."""
+    return memory_for_tests(clock=clock)
+
 
 STORE_KINDS = ("memory", "sqlite", "json", "postgres")
 

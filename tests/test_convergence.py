@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-import pytest
-
 from helpers.engine import fail
 from scarguard import FailureMemory
 from scarguard._results import ConvergenceStatus
 from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.policy import Policy
 from scarguard.testing import FakeClock, memory_for_tests
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def memory(clock: FakeClock) -> FailureMemory:
-    return memory_for_tests(clock=clock)
 
 
 def test_successes_keep_a_session_progressing() -> None:

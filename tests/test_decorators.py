@@ -31,8 +31,6 @@ from scarguard.memory import FailureMemory, set_default_memory
 from scarguard.stores import MemoryStore
 from scarguard.testing import FakeClock
 
-Clock = FakeClock
-
 SHAPES = (
     "function",
     "method",
@@ -41,16 +39,6 @@ SHAPES = (
     "staticmethod_outer",
     "staticmethod_inner",
 )
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def memory(clock: Clock) -> FailureMemory:
-    return FailureMemory(":memory:", clock=clock)
 
 
 def _impl(runs: list[str], target: str) -> str:
@@ -158,7 +146,7 @@ def test_module_function_keeps_identity_attributes(memory: FailureMemory) -> Non
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 @pytest.mark.parametrize("shape", SHAPES)
 def test_nonzero_exit_refused_third_time(
-    shape: str, is_async: bool, memory: FailureMemory, clock: Clock
+    shape: str, is_async: bool, memory: FailureMemory, clock: FakeClock
 ) -> None:
     """A failing command runs twice, then is refused with ToolBlocked carrying the decision."""
     runs: list[str] = []
@@ -197,7 +185,7 @@ def test_last_decision_is_per_task(memory: FailureMemory) -> None:
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 def test_on_block_return_gives_message_without_running(
-    is_async: bool, memory: FailureMemory, clock: Clock
+    is_async: bool, memory: FailureMemory, clock: FakeClock
 ) -> None:
     """With on_block="return" the refused call returns the message and the body never runs."""
     runs: list[str] = []
@@ -331,7 +319,7 @@ class BrokenStore(MemoryStore):
         return super().transaction(scope)
 
 
-def test_store_failure_during_check_fails_open(clock: Clock) -> None:
+def test_store_failure_during_check_fails_open(clock: FakeClock) -> None:
     """A store that fails during check warns once and the tool still runs."""
     store = BrokenStore()
     memory = FailureMemory(store, clock=clock)
@@ -349,7 +337,7 @@ def test_store_failure_during_check_fails_open(clock: Clock) -> None:
     assert ping.stats.bookkeeping_errors >= 2
 
 
-def test_store_failure_during_check_fail_closed(clock: Clock) -> None:
+def test_store_failure_during_check_fail_closed(clock: FakeClock) -> None:
     """With fail_closed=True an unavailable memory refuses the call without running it."""
     store = BrokenStore()
     memory = FailureMemory(store, clock=clock)
@@ -385,7 +373,7 @@ def test_store_failure_during_record_passes_result(
         assert ping("a") == {"host": "a"}
 
 
-def test_store_failure_while_recording_a_failure_keeps_tool_error(clock: Clock) -> None:
+def test_store_failure_while_recording_a_failure_keeps_tool_error(clock: FakeClock) -> None:
     """A failing record of a failure never masks the tool's own exception."""
     store = BrokenStore()
     memory = FailureMemory(store, clock=clock)
@@ -452,7 +440,7 @@ def test_targets_option_names_arguments(memory: FailureMemory) -> None:
     assert memory.recent_failures()[0].targets == ("a.txt", "b.txt")
 
 
-def test_disabled_is_pass_through(memory: FailureMemory, clock: Clock) -> None:
+def test_disabled_is_pass_through(memory: FailureMemory, clock: FakeClock) -> None:
     """A disabled guard neither checks nor records: the body runs even when it would be refused."""
     runs: list[str] = []
     guarded, _, _ = make_tool("function", False, runs, memory=memory)
@@ -600,7 +588,7 @@ def test_child_forked_while_a_stats_lock_is_held_can_call_the_tool(memory: Failu
 # -- warnings turned into errors never replace the call ----------------------------------
 
 
-def test_under_warnings_as_errors_a_failed_check_still_runs_the_tool(clock: Clock) -> None:
+def test_under_warnings_as_errors_a_failed_check_still_runs_the_tool(clock: FakeClock) -> None:
     """With -W error, a bookkeeping warning is logged instead of raised: the tool runs."""
     import warnings
 
@@ -646,7 +634,7 @@ class _Deep:
         self.child = _Deep(levels - 1) if levels else None
 
 
-def test_deep_and_self_referencing_arguments_are_guarded_and_learned(clock: Clock) -> None:
+def test_deep_and_self_referencing_arguments_are_guarded_and_learned(clock: FakeClock) -> None:
     """Arguments nested past the depth limit or containing themselves are checked and learned."""
     memory = FailureMemory(":memory:", clock=clock)
     loop: dict[str, Any] = {}
@@ -663,7 +651,7 @@ def test_deep_and_self_referencing_arguments_are_guarded_and_learned(clock: Cloc
 
 
 def test_warnings_append_adds_a_one_line_note_to_string_results(
-    memory: FailureMemory, clock: Clock
+    memory: FailureMemory, clock: FakeClock
 ) -> None:
     """With warnings="append" a warned-about call's string result ends with a one-line note."""
     for old in ("alpha", "beta"):

@@ -13,20 +13,8 @@ from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure, fa
 from scarguard.memory import FailureMemory
 from scarguard.testing import FakeClock
 
-Clock = FakeClock
 
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def memory(clock: Clock) -> FailureMemory:
-    return FailureMemory(":memory:", clock=clock)
-
-
-def test_completed_process_with_failure_when(memory: FailureMemory, clock: Clock) -> None:
+def test_completed_process_with_failure_when(memory: FailureMemory, clock: FakeClock) -> None:
     """A returned CompletedProcess with returncode 2 counts as a failure and is refused later."""
     runs: list[str] = []
 

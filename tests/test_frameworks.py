@@ -19,16 +19,6 @@ from scarguard.testing import FakeClock
 pytestmark = pytest.mark.slow  # real agent frameworks, imported by the tests
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def memory(clock: FakeClock) -> FailureMemory:
-    return FailureMemory(":memory:", clock=clock)
-
-
 def read_lines(path: str, count: int = 3) -> str:
     """Read the first lines of a file.
 

@@ -14,20 +14,10 @@ import pytest
 from scarguard import Attempt, FailureMemory
 from scarguard.errors import ConfigurationError, ScarguardWarning, StoreError
 from scarguard.stores import MemoryStore
-from scarguard.testing import FakeClock, memory_for_tests
+from scarguard.testing import FakeClock
 
 EDIT = {"path": "app.py", "old_string": "def main(", "new_string": "def run("}
 NOT_FOUND = "old_string not found in file"
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def memory(clock: FakeClock) -> FailureMemory:
-    return memory_for_tests(clock=clock)
 
 
 @pytest.fixture

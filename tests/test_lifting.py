@@ -2,21 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 from helpers.engine import EDIT, fail
 from scarguard import ConstraintKind, FailureMemory
-from scarguard.testing import FakeClock, memory_for_tests
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def memory(clock: FakeClock) -> FailureMemory:
-    return memory_for_tests(clock=clock)
 
 
 def test_creating_a_missing_file_lifts_the_target_fact(memory: FailureMemory) -> None:

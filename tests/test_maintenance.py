@@ -11,16 +11,6 @@ from scarguard import ConfigurationError, FailureMemory
 from scarguard.testing import FakeClock, memory_for_tests
 
 
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def memory(clock: FakeClock) -> FailureMemory:
-    return memory_for_tests(clock=clock)
-
-
 def test_forget_lifts_by_id_and_resets_evidence(memory: FailureMemory) -> None:
     """forget() lifts a constraint by id; one more failure does not bring it straight back."""
     args = {"command": "make build"}

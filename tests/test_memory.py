@@ -21,17 +21,6 @@ from scarguard import (
 )
 from scarguard.testing import FakeClock, memory_for_tests
 
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def memory(clock: FakeClock) -> FailureMemory:
-    return memory_for_tests(clock=clock)
-
-
 # -- bad input ----------------------------------------------------------------------------------
 
 

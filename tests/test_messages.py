@@ -9,17 +9,6 @@ from helpers.factories import constraint
 from scarguard import FailureMemory
 from scarguard.learning.messages import decision_message, tool_name
 from scarguard.model import Call, Violation
-from scarguard.testing import FakeClock, memory_for_tests
-
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def memory(clock: FakeClock) -> FailureMemory:
-    return memory_for_tests(clock=clock)
 
 
 def test_message_never_contains_raw_error_text(memory: FailureMemory) -> None:

@@ -11,19 +11,6 @@ from scarguard.guard.decorator import guarded_tool
 from scarguard.guard.options import MEMORY_UNAVAILABLE, GuardOptions
 from scarguard.guard.retrying import Retry
 from scarguard.memory import FailureMemory
-from scarguard.testing import FakeClock
-
-Clock = FakeClock
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def memory(clock: Clock) -> FailureMemory:
-    return FailureMemory(":memory:", clock=clock)
 
 
 @pytest.mark.parametrize(

@@ -9,26 +9,13 @@ import pytest
 
 from scarguard import ConfigurationError, FailureMemory, PromptGuard
 from scarguard.prompt import END_MARKER, START_MARKER
+from scarguard.testing import FakeClock
 
 SYSTEM = "You are a careful coding agent."
-START = 1_767_225_600.0  # 2026-01-01 00:00 UTC
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = START
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def memory(clock: Clock) -> FailureMemory:
+def memory(clock: FakeClock) -> FailureMemory:
     memory = FailureMemory(":memory:", project="web", clock=clock)
     for i in range(3):
         memory.record("edit_file", {"path": "app.py", "old": f"x{i}"}, error="old_string not found")
@@ -45,7 +32,7 @@ def _turn(guard: PromptGuard, history: list[dict[str, Any]]) -> tuple[str, list[
 
 @pytest.mark.parametrize("placement", ["after", "before", "message"])
 def test_two_turns_a_minute_apart_give_the_same_prompt_bytes(
-    memory: FailureMemory, clock: Clock, placement: str
+    memory: FailureMemory, clock: FakeClock, placement: str
 ) -> None:
     """With no new failure, a turn 60 s (and a day) later renders byte-identical prompts."""
     guard = PromptGuard(memory, placement=placement)
@@ -60,7 +47,7 @@ def test_two_turns_a_minute_apart_give_the_same_prompt_bytes(
     assert _turn(guard, history) == (first_text, first_messages)
 
 
-def test_the_block_shows_no_relative_time(memory: FailureMemory, clock: Clock) -> None:
+def test_the_block_shows_no_relative_time(memory: FailureMemory, clock: FakeClock) -> None:
     """Patterns carry the UTC date they were last seen, never "... ago"."""
     clock.now += 3600
     block = PromptGuard(memory).block()
@@ -69,7 +56,7 @@ def test_the_block_shows_no_relative_time(memory: FailureMemory, clock: Clock) -
 
 
 def test_the_block_changes_on_new_evidence_then_is_stable_again(
-    memory: FailureMemory, clock: Clock
+    memory: FailureMemory, clock: FakeClock
 ) -> None:
     """A new failure changes the block once; the turns after it agree with each other."""
     guard = PromptGuard(memory)

@@ -14,19 +14,12 @@ from scarguard.learning.keys import refusal_keys
 from scarguard.model import Scope
 from scarguard.refusals import build_refusal_stats
 from scarguard.stores import MemoryStore, Store
+from scarguard.testing import FakeClock
 
 MISSING = "FileNotFoundError: [Errno 2] No such file or directory: '{}'"
 NOT_FOUND = "Error: search string not found in {}"
 DAY = 86400.0
 START = 1_767_225_600.0  # 2026-01-01 00:00 UTC
-
-
-class Clock:
-    def __init__(self, now: float = START) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _fail_twice_then_check(memory: FailureMemory, path: str) -> None:
@@ -39,7 +32,7 @@ def test_refusals_are_counted_durably_in_every_store(kind: str, tmp_path: Path) 
     """Refusals reach the store's counters and another memory on it reads the same stats."""
     store = make_store(kind, tmp_path)
     try:
-        clock = Clock()
+        clock = FakeClock()
         writer = FailureMemory(store, workspace="acme", project="web", clock=clock)
         _fail_twice_then_check(writer, "gone.txt")
         clock.now += DAY

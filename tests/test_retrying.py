@@ -21,18 +21,6 @@ from scarguard.guard.retrying import (
 from scarguard.memory import FailureMemory
 from scarguard.testing import FakeClock
 
-Clock = FakeClock
-
-
-@pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def memory(clock: Clock) -> FailureMemory:
-    return FailureMemory(":memory:", clock=clock)
-
 
 @pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
 def test_retry_harness_faults_then_success(is_async: bool, memory: FailureMemory) -> None:
