@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from helpers.cli import clean_cwd, learned_store
+from helpers.peer import Peer
 from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres
 from scarguard import FailureMemory
 from scarguard.stores import JSONStore, MemoryStore, SQLiteStore, Store
@@ -64,6 +65,27 @@ def clock() -> FakeClock:
 def memory(clock: FakeClock) -> FailureMemory:
     """An in-memory ``FailureMemory`` on the ``clock`` fixture."""
     return memory_for_tests(clock=clock)
+
+
+@pytest.fixture
+def sqlite_memory(tmp_path: Path, clock: FakeClock) -> Iterator[FailureMemory]:
+    """A ``FailureMemory`` on a new SQLite file (``memory.db`` in ``tmp_path``) on the ``clock``
+    fixture; closed afterwards."""
+    with FailureMemory(tmp_path / "memory.db", clock=clock) as opened:
+        yield opened
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    """The memory file the processes of a test share: ``memory.db`` in ``tmp_path``."""
+    return tmp_path / "memory.db"
+
+
+@pytest.fixture
+def peer(path: Path) -> Iterator[Peer]:
+    """Another process holding a memory on ``path`` (``helpers.peer``); ended afterwards."""
+    with Peer(path) as other:
+        yield other
 
 
 STORE_KINDS = ("memory", "sqlite", "json", "postgres")

@@ -61,17 +61,6 @@ def checkpoint(mode: str) -> str:
 
 
 @pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "memory.db"
-
-
-@pytest.fixture
-def peer(path: Path) -> Iterator[Peer]:
-    with Peer(path) as other:
-        yield other
-
-
-@pytest.fixture
 def ours(path: Path, peer: Peer) -> Iterator[FailureMemory]:
     memory = FailureMemory(path)
     yield memory

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
@@ -41,17 +41,6 @@ def on_thread(work: Callable[[], _T]) -> _T:
     thread.join()
     assert out, "the thread raised"
     return out[0]
-
-
-@pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "memory.db"
-
-
-@pytest.fixture
-def peer(path: Path) -> Iterator[Peer]:
-    with Peer(path) as other:
-        yield other
 
 
 def test_a_lift_by_another_process_is_allowed_on_a_new_thread(path: Path, peer: Peer) -> None:

@@ -26,17 +26,6 @@ LIFT = "result = len(m.forget(tool='publish'))"
 
 
 @pytest.fixture
-def path(tmp_path: Path) -> Path:
-    return tmp_path / "memory.db"
-
-
-@pytest.fixture
-def peer(path: Path) -> Iterator[Peer]:
-    with Peer(path) as other:
-        yield other
-
-
-@pytest.fixture
 def ours(path: Path, peer: Peer) -> Iterator[FailureMemory]:
     memory = FailureMemory(path)
     for _ in range(2):  # something indexed: the index is not empty

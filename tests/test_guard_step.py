@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import threading
 import traceback
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,13 +17,6 @@ from scarguard.testing import FakeClock
 
 EDIT = {"path": "app.py", "old_string": "def main(", "new_string": "def run("}
 NOT_FOUND = "old_string not found in file"
-
-
-@pytest.fixture
-def sqlite_memory(tmp_path: Path, clock: FakeClock) -> Iterator[FailureMemory]:
-    memory = FailureMemory(tmp_path / "memory.db", clock=clock)
-    yield memory
-    memory.close()
 
 
 class Recorded:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +32,6 @@ from helpers.agent_tools import MISSING, Counter, read_text
 from scarguard import FailureMemory, PromptGuard
 from scarguard.integrations import guard_tools
 from scarguard.integrations.autogen import GuardedModelClient, GuardedWorkbench, guard_tool
-from scarguard.testing import FakeClock
 
 pytestmark = pytest.mark.slow  # a framework's real agent loop
 
@@ -73,10 +71,12 @@ def toolkit_tool(counter: Counter) -> FunctionTool:
 
 
 @pytest.fixture
-def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FailureMemory]:
+def memory(
+    sqlite_memory: FailureMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> FailureMemory:
+    """The SQLite memory, run from ``tmp_path`` (where the framework may write files)."""
     monkeypatch.chdir(tmp_path)
-    with FailureMemory(tmp_path / "memory.db", clock=FakeClock()) as opened:
-        yield opened
+    return sqlite_memory
 
 
 def results(agent_messages: Any) -> list[Any]:

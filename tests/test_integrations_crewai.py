@@ -9,7 +9,6 @@ environment of its own (see .ci/run); elsewhere it is skipped.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,6 @@ from helpers.agent_tools import MISSING, Counter, read_text
 from scarguard import FailureMemory, PromptGuard
 from scarguard.integrations import guard_tools
 from scarguard.integrations.crewai import guard_agent, guard_tool
-from scarguard.testing import FakeClock
 
 pytestmark = pytest.mark.slow  # a framework's real agent loop
 
@@ -78,12 +76,14 @@ def toolkit_tool(counter: Counter) -> BaseTool:
 
 
 @pytest.fixture
-def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FailureMemory]:
+def memory(
+    sqlite_memory: FailureMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> FailureMemory:
+    """The SQLite memory, run from ``tmp_path`` (where the framework may write files)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")  # .ci/run also sets it at start
-    with FailureMemory(tmp_path / "memory.db", clock=FakeClock()) as opened:
-        yield opened
+    return sqlite_memory
 
 
 def tool_texts(llm: ScriptedLLM) -> list[str]:

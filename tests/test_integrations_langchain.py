@@ -9,7 +9,7 @@ the first exception (LangGraph's default ``ToolNode`` re-raises it).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +30,6 @@ from helpers.agent_tools import MISSING, Counter, read_text
 from scarguard import FailureMemory, PromptGuard
 from scarguard.integrations import guard_tools
 from scarguard.integrations.langchain import ScarguardMiddleware, guard_tool
-from scarguard.testing import FakeClock
 
 pytestmark = pytest.mark.slow  # a framework's real agent loop
 
@@ -77,10 +76,12 @@ def toolkit_tool(counter: Counter, *, is_async: bool = False) -> BaseTool:
 
 
 @pytest.fixture
-def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FailureMemory]:
+def memory(
+    sqlite_memory: FailureMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> FailureMemory:
+    """The SQLite memory, run from ``tmp_path`` (where the framework may write files)."""
     monkeypatch.chdir(tmp_path)
-    with FailureMemory(tmp_path / "memory.db", clock=FakeClock()) as opened:
-        yield opened
+    return sqlite_memory
 
 
 def tool_messages(messages: Sequence[BaseMessage]) -> list[ToolMessage]:

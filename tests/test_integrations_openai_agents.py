@@ -8,7 +8,6 @@ once, then refusals, and the run completes.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ from helpers.openai_agents_model import ScriptedModel
 from scarguard import FailureMemory, PromptGuard
 from scarguard.integrations import guard_tools
 from scarguard.integrations.openai_agents import guard_agent, guard_tool
-from scarguard.testing import FakeClock
 
 pytestmark = pytest.mark.slow  # a framework's real agent loop
 
@@ -56,11 +54,13 @@ def toolkit_tool(counter: Counter, *, is_async: bool = False) -> FunctionTool:
 
 
 @pytest.fixture
-def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FailureMemory]:
+def memory(
+    sqlite_memory: FailureMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> FailureMemory:
+    """The SQLite memory, run from ``tmp_path`` (where the framework may write files)."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
-    with FailureMemory(tmp_path / "memory.db", clock=FakeClock()) as opened:
-        yield opened
+    return sqlite_memory
 
 
 def run(agent: Agent[Any]) -> Any:

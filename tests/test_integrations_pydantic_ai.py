@@ -8,7 +8,6 @@ results, and the run completes. Unguarded, the run crashes on the tool's first e
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,6 @@ from helpers.agent_tools import MISSING, Counter, read_text
 from scarguard import FailureMemory, PromptGuard
 from scarguard.integrations import guard_tools
 from scarguard.integrations.pydantic_ai import ScarguardCapability, guard_tool
-from scarguard.testing import FakeClock
 
 pytestmark = pytest.mark.slow  # a framework's real agent loop
 
@@ -64,10 +62,12 @@ def toolkit_tool(counter: Counter, *, is_async: bool = False) -> Tool[Any]:
 
 
 @pytest.fixture
-def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FailureMemory]:
+def memory(
+    sqlite_memory: FailureMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> FailureMemory:
+    """The SQLite memory, run from ``tmp_path`` (where the framework may write files)."""
     monkeypatch.chdir(tmp_path)
-    with FailureMemory(tmp_path / "memory.db", clock=FakeClock()) as opened:
-        yield opened
+    return sqlite_memory
 
 
 def assert_guarded_run(script: Script, output: str, counter: Counter) -> None:
