@@ -55,8 +55,31 @@ _ENTRIES = 1024
 
 
 _READERS = frozenset(
-    {"cat", "head", "tail", "less", "more", "ls", "tree", "find", "grep", "rg", "ag", "wc",
-     "pwd", "echo", "stat", "file", "du", "df", "ps", "which", "env", "printenv", "date"}
+    {
+        "cat",
+        "head",
+        "tail",
+        "less",
+        "more",
+        "ls",
+        "tree",
+        "find",
+        "grep",
+        "rg",
+        "ag",
+        "wc",
+        "pwd",
+        "echo",
+        "stat",
+        "file",
+        "du",
+        "df",
+        "ps",
+        "which",
+        "env",
+        "printenv",
+        "date",
+    }
 )
 """Programs whose runs change nothing; any other shell command may change the workspace."""
 _SHELL_ARGS = ("command", "cmd", "script")
@@ -82,8 +105,10 @@ def changes_results(action_class: str | None, args: Mapping[str, Any], mutating:
         command = args.get(key)
         if isinstance(command, str):
             words = command.split()
-            return not words or words[0].rsplit("/", 1)[-1] not in _READERS or any(
-                sep in command for sep in ("|", ";", "&", ">", "`", "$(")
+            return (
+                not words
+                or words[0].rsplit("/", 1)[-1] not in _READERS
+                or any(sep in command for sep in ("|", ";", "&", ">", "`", "$("))
             )
     return True
 

@@ -8,6 +8,10 @@ The ladder goes from narrow to broad, each rung with its own corroboration (``Po
 4. action class + signature across several targets: a warning, a block only with more
    evidence, and any success in the class resets the count.
 
+Rungs 1 and 2 are here; the broader ones, each climbed by the first failure of its kind
+(and the radius and parameter rules), are in :mod:`scarguard.learning._rungs`, with the
+constraint write every rung goes through.
+
 Harness failures teach nothing; ``unknown`` ones teach only the exact-call rung. All counting
 happens in materialised counters inside the store's write transaction, so concurrent
 writers corroborate each other instead of racing.
@@ -17,9 +21,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import attrs
 
@@ -28,9 +31,17 @@ from scarguard.adapters._arguments import search_text
 from scarguard.adapters._shell import command_words
 from scarguard.canonical import MAX_ITEMS, MAX_STRING, canonical_json
 from scarguard.learning import keys
+from scarguard.learning._reasons import quote, summary, times
+from scarguard.learning._rungs import (
+    learn_parameters,
+    learn_radius,
+    learn_strategy,
+    learn_tool_target,
+    tokens,
+    upsert,
+)
 from scarguard.learning.semantic import DETERMINISTIC_WHILE_HELD, kept_tokens
 from scarguard.model import Blame, Call, Constraint, ConstraintKind, Failure, Level
-from scarguard.redact import excerpt
 
 if TYPE_CHECKING:
     from scarguard.adapters.protocol import Adapter
@@ -39,27 +50,6 @@ if TYPE_CHECKING:
     from scarguard.stores.protocol import Transaction
 
 __all__ = ["Lesson", "enforce_cap", "learn"]
-
-
-def _quote(value: str) -> str:
-    return excerpt(value, limit=80)
-
-
-def _name(key: str) -> str:
-    """Return an argument's name fit for a reason: argument names can come from the LLM."""
-    clean = "".join(ch for ch in key if ch.isalnum() or ch in "_-.")[:40]
-    return clean if clean == key else _quote(key)
-
-
-def _shown(value: Any) -> str:
-    """Return a parameter's value for a reason: numbers as they are, anything else quoted."""
-    if value is None or isinstance(value, (bool, int, float)):
-        return _canon(value)
-    return excerpt(value if isinstance(value, str) else _canon(value), limit=40)
-
-
-def _canon(value: Any) -> str:
-    return canonical_json(value)
 
 
 @attrs.frozen
@@ -91,47 +81,6 @@ class Lesson:
     depends: tuple[str, ...] = ()
 
 
-def _upsert(
-    tx: Transaction,
-    policy: Policy,
-    now: float,
-    *,
-    kind: ConstraintKind,
-    key: str,
-    lesson: Lesson,
-    level: Level,
-    occurrences: int,
-    reason: str,
-    **fields: Any,
-) -> Constraint | None:
-    """Write a constraint; return it when it is new or escalated, else ``None``."""
-    existing = tx.constraint(key)
-    if existing is not None and not existing.active(now):
-        tx.remove_constraints([key])
-        tx.bump(keys.CONSTRAINT_COUNT, now, -1)
-        existing = None
-    if existing is not None and existing.level is Level.BLOCK:
-        level = Level.BLOCK
-    constraint = Constraint(
-        kind=kind,
-        key=key,
-        signature=lesson.failure.signature,
-        reason=reason,
-        hint=lesson.signature.hint,
-        level=level,
-        occurrences=occurrences,
-        created_at=existing.created_at if existing else now,
-        updated_at=now,
-        expires_at=policy.expiry(kind, now),
-        **fields,
-    )
-    tx.put_constraint(constraint)
-    if existing is None:
-        tx.bump(keys.CONSTRAINT_COUNT, now)
-        return constraint
-    return constraint if existing.level is not constraint.level else None
-
-
 def learn(
     tx: Transaction, lesson: Lesson, policy: Policy, adapter: Adapter, now: float
 ) -> list[Constraint]:
@@ -160,7 +109,7 @@ def learn(
     if target_fact:
         for target in call.targets:
             learned.append(
-                _upsert(
+                upsert(
                     tx,
                     policy,
                     now,
@@ -169,9 +118,9 @@ def learn(
                     lesson=lesson,
                     level=Level.BLOCK,
                     occurrences=exact_count,
-                    reason=f"{_quote(target)} does not exist ({label})",
+                    reason=f"{quote(target)} does not exist ({label})",
                     target=target,
-                    params=ConstraintParams(observed=_tokens(lesson, (target,))),
+                    params=ConstraintParams(observed=tokens(lesson, (target,))),
                 )
             )
     needed = _needed(lesson, policy)
@@ -181,8 +130,8 @@ def learn(
         needed = max(needed, policy.corroboration) * 2
     warn_from = _needed(lesson, policy) if varies else needed
     if exact_count >= warn_from and not target_fact:
-        where = f" on {_quote(call.targets[0])}" if call.targets else _summary(failure.args)
-        reason = f"this exact {call.tool} call{where} already failed {_times(exact_count)}"
+        where = f" on {quote(call.targets[0])}" if call.targets else summary(failure.args)
+        reason = f"this exact {call.tool} call{where} already failed {times(exact_count)}"
         if varies:
             reason += (
                 f" in a row with {label}; it also succeeded with nothing observed changing, so"
@@ -191,7 +140,7 @@ def learn(
         else:
             reason += f" with {label}"
         learned.append(
-            _upsert(
+            upsert(
                 tx,
                 policy,
                 now,
@@ -213,11 +162,11 @@ def learn(
 
     first_of_its_kind = exact_count == 1
     if first_of_its_kind:
-        learned.extend(_tool_target(tx, lesson, policy, now))
-        learned.extend(_strategy(tx, lesson, policy, now))
+        learned.extend(learn_tool_target(tx, lesson, policy, now))
+        learned.extend(learn_strategy(tx, lesson, policy, now))
     if not target_fact:  # a missing target explains the failure; touching fewer would not help
-        learned.extend(_radius(tx, lesson, policy, now))
-    learned.extend(_parameters(tx, lesson, policy, adapter, now))
+        learned.extend(learn_radius(tx, lesson, policy, now))
+    learned.extend(learn_parameters(tx, lesson, policy, adapter, now))
     return [c for c in learned if c is not None]
 
 
@@ -274,19 +223,6 @@ def _state_json(observed: Mapping[str, str]) -> str:
     return canonical_json(pairs)
 
 
-def _summary(args: Mapping[str, Any]) -> str:
-    """Return a short quoted summary of (redacted) arguments, for calls without a target."""
-    shown = [
-        f"{_name(k)}={_quote(str(v))}" for k, v in list(args.items())[:2] if v not in (None, "")
-    ]
-    return f" ({', '.join(shown)})" if shown else ""
-
-
-def _tokens(lesson: Lesson, paths: Sequence[str]) -> dict[str, str]:
-    found = (os.path.join(lesson.root, p) for p in paths)
-    return {p: lesson.observed[p] for p in found if p in lesson.observed}
-
-
 def _exact_params(lesson: Lesson, counter: str) -> ConstraintParams:
     """Return what an exact-call ban keeps: its counter, and what decides when it goes stale."""
     depends = lesson.depends
@@ -299,154 +235,6 @@ def _exact_params(lesson: Lesson, counter: str) -> ConstraintParams:
         depends=depends,
         search=search_text(lesson.failure.args) if lesson.call.targets else None,
     )
-
-
-def _times(n: int) -> str:
-    return "once" if n == 1 else f"{n} times"
-
-
-def _tool_target(
-    tx: Transaction, lesson: Lesson, policy: Policy, now: float
-) -> Iterable[Constraint | None]:
-    call, sig = lesson.call, lesson.failure.signature
-    for target in call.targets:
-        counter = keys.tool_target_counter(call.tool, target, sig)
-        n = tx.bump(counter, now)
-        if n < policy.tool_target_warn:
-            continue
-        blocks = policy.tool_target_block is not None and n >= policy.tool_target_block
-        yield _upsert(
-            tx,
-            policy,
-            now,
-            kind=ConstraintKind.TOOL_TARGET,
-            key=keys.tool_target_key(call.tool, target, sig),
-            lesson=lesson,
-            level=Level.BLOCK if blocks else Level.WARN,
-            occurrences=n,
-            reason=(
-                f"{call.tool} on {_quote(target)} failed {_times(n)} with"
-                f" {lesson.signature.label}, with different arguments each time"
-            ),
-            tool=call.tool,
-            target=target,
-            params=ConstraintParams(counter=counter, observed=_tokens(lesson, (target,))),
-        )
-
-
-def _strategy(
-    tx: Transaction, lesson: Lesson, policy: Policy, now: float
-) -> Iterable[Constraint | None]:
-    call, sig = lesson.call, lesson.failure.signature
-    if not call.action_class:
-        return
-    cls = call.action_class
-    distinct = 0
-    for target in call.targets or (f"#{call.fingerprint}",):
-        if tx.bump(keys.class_target_counter(cls, sig, target), now) == 1:
-            distinct = tx.bump(keys.class_targets_counter(cls, sig), now)
-    if distinct < policy.strategy_targets:
-        return
-    blocks = policy.strategy_block_targets is not None and distinct >= policy.strategy_block_targets
-    yield _upsert(
-        tx,
-        policy,
-        now,
-        kind=ConstraintKind.BANNED_STRATEGY,
-        key=keys.strategy_key(cls, sig),
-        lesson=lesson,
-        level=Level.BLOCK if blocks else Level.WARN,
-        occurrences=distinct,
-        reason=f"{cls} calls failed with {lesson.signature.label} on {distinct} different targets",
-        action_class=cls,
-        params=ConstraintParams(counter=keys.class_targets_counter(cls, sig)),
-    )
-
-
-def _radius(
-    tx: Transaction, lesson: Lesson, policy: Policy, now: float
-) -> Iterable[Constraint | None]:
-    call, sig = lesson.call, lesson.failure.signature
-    if len(call.targets) < 2:
-        return
-    if tx.bump(keys.radius_counter(sig), now) < policy.corroboration:
-        return
-    step = tx.bump(keys.RADIUS_STEP, now)
-    radius = policy.radius(step)
-    if radius == float("inf"):
-        return
-    cap = int(radius)
-    yield _upsert(
-        tx,
-        policy,
-        now,
-        kind=ConstraintKind.RADIUS_LIMIT,
-        key=keys.RADIUS_KEY,
-        lesson=lesson,
-        level=Level.BLOCK,
-        occurrences=step,
-        reason=(
-            f"calls touching many targets at once keep failing ({lesson.signature.label});"
-            f" touch at most {cap} per call"
-        ),
-        params=ConstraintParams(max_targets=cap, step=step),
-    )
-
-
-def _parameters(
-    tx: Transaction, lesson: Lesson, policy: Policy, adapter: Adapter, now: float
-) -> Iterable[Constraint | None]:
-    call, sig = lesson.call, lesson.failure.signature
-    if not call.params:
-        return
-    if lesson.signature.resource and adapter.scaling_keys:
-        counter = keys.dominance_counter(call.tool, call.fingerprint)
-        n = tx.bump(counter, now)
-        if n >= policy.resource_corroboration:
-            scaling = sorted(k for k in adapter.scaling_keys if k in call.params)
-            shown = (
-                ", ".join(f"{_name(k)}={_shown(call.params[k])}" for k in scaling) or "this size"
-            )
-            yield _upsert(
-                tx,
-                policy,
-                now,
-                kind=ConstraintKind.DOMINANCE_BAN,
-                key=keys.dominance_key(call.tool, call.fingerprint),
-                lesson=lesson,
-                level=Level.BLOCK,
-                occurrences=n,
-                reason=(
-                    f"{lesson.signature.label} at {shown}: every configuration at least as large"
-                    " (other settings equal) needs at least as much memory"
-                ),
-                tool=call.tool,
-                params=ConstraintParams(config=dict(call.params), scaling=scaling, counter=counter),
-            )
-        return
-    for key in call.changed:
-        if key not in call.params:
-            continue
-        value = call.params[key]
-        counter = keys.parameter_counter(call.tool, key, _canon(value), sig)
-        n = tx.bump(counter, now)
-        if n >= policy.parameter_corroboration:
-            yield _upsert(
-                tx,
-                policy,
-                now,
-                kind=ConstraintKind.PARAMETER_BAN,
-                key=keys.parameter_key(call.tool, key, _canon(value)),
-                lesson=lesson,
-                level=Level.BLOCK,
-                occurrences=n,
-                reason=(
-                    f"changing {_name(key)} to {_shown(value)} failed {_times(n)} with"
-                    f" {lesson.signature.label}"
-                ),
-                tool=call.tool,
-                params=ConstraintParams(key=key, value=value, counter=counter),
-            )
 
 
 def enforce_cap(tx: Transaction, policy: Policy, now: float) -> list[Constraint]:

@@ -362,10 +362,7 @@ def lifted_by_change(
         words = command_words(call_args)
         command = next((v for v in call_args.values() if isinstance(v, str)), "")
         return (
-            program in words
-            or program in changed
-            or "install" in tool_words
-            or installs(command)
+            program in words or program in changed or "install" in tool_words or installs(command)
         )
     if not changed:
         return False
