@@ -9,7 +9,6 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import attrs
 import pytest
@@ -153,9 +152,9 @@ def test_tampering_is_reported_at_the_right_receipt(
 ) -> None:
     """Editing a payload byte, deleting or swapping receipts is reported at receipt 4."""
     store = filled(kind, tmp_path)
-    assert store.verify().valid
+    assert verify_store(store).valid
     tamper(kind, store)
-    report = reopen(kind, store).verify()
+    report = verify_store(reopen(kind, store))
     assert not report.valid and report.first_broken == broken, report
 
 
@@ -163,7 +162,7 @@ def test_tampering_is_reported_at_the_right_receipt(
 def test_a_truncated_tail_is_caught_by_the_checkpoint(tmp_path: Path, kind: str) -> None:
     """Cutting the last receipts after a verified checkpoint is reported as truncation."""
     store = filled(kind, tmp_path)
-    assert store.verify().count == 6  # writes the checkpoint
+    assert verify_store(store).count == 6  # writes the checkpoint
     if kind == "sqlite":
         edit_sqlite(store, "DELETE FROM receipts WHERE seq > 4")
     else:
@@ -176,7 +175,7 @@ def test_a_truncated_tail_is_caught_by_the_checkpoint(tmp_path: Path, kind: str)
         }  # type: ignore[attr-defined]
         doc["receipts_bytes"] = len(Path(store.receipts_path).read_bytes())  # type: ignore[attr-defined]
         state.write_text(json.dumps(doc))
-    report = reopen(kind, store).verify()
+    report = verify_store(reopen(kind, store))
     assert not report.valid and report.first_broken == 5 and "checkpoint" in report.reason
 
 
@@ -187,14 +186,14 @@ def test_store_chains_use_the_key(
     """A store chain written with SCARGUARD_RECEIPT_KEY fails with another or no key."""
     monkeypatch.setenv(KEY_ENV, "k1")
     store = filled(kind, tmp_path, n=2)
-    assert store.verify().valid
+    assert verify_store(store).valid
     monkeypatch.setenv(KEY_ENV, "k2")
-    assert not store.verify().valid
+    assert not verify_store(store).valid
     monkeypatch.delenv(KEY_ENV)
-    assert not store.verify().valid
+    assert not verify_store(store).valid
     explicit = reopen(kind, store)
     explicit._key = "k1"  # type: ignore[attr-defined]
-    assert explicit.verify().valid
+    assert verify_store(explicit).valid
 
 
 @pytest.mark.parametrize("name", ["memory.db", "memory.json"])
@@ -287,9 +286,9 @@ def test_with_a_key_a_cut_chain_with_a_rewritten_checkpoint_fails_verify(
     """Cutting the chain's end and rewriting the checkpoint to match needs the key now."""
     store = store_factory(kind, receipt_key="k3y")
     _keyed_history(store)
-    assert store.verify().valid  # writes a checkpoint carrying its MAC
+    assert verify_store(store).valid  # writes a checkpoint carrying its MAC
     _cut_to(store, 3)
-    report = store.verify()
+    report = verify_store(store)
     assert not report.valid
     assert "MAC" in report.reason
 
@@ -306,7 +305,7 @@ def test_postgresql_verify_checks_its_chain_head(store_factory: Callable[..., St
     with psycopg.connect(PG_URL, autocommit=True) as conn:
         conn.execute(sql.SQL("SET search_path TO {}").format(sql.Identifier(store.schema)))  # type: ignore[attr-defined]
         conn.execute("DELETE FROM receipts WHERE seq = 4")
-    report = store.verify()
+    report = verify_store(store)
     assert not report.valid and "head is 4" in report.reason
 
 
@@ -351,7 +350,7 @@ def test_a_checkpoint_that_cannot_be_written_does_not_fail_a_valid_chain(
         return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(os_module, "open", full_disk)
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.count == 2
     assert "could not be saved" in report.reason and "No space left" in report.reason
 
@@ -470,38 +469,43 @@ class _Saved:
         return ""
 
 
-def _reading(found: Chain) -> Callable[[], Any]:
-    @contextlib.contextmanager
-    def read() -> Iterator[Chain]:
-        yield found
+@attrs.frozen
+class _Chained:
+    """A store's chain primitives over a chain read as ``found`` and ``checkpoints``."""
 
-    return read
+    found: Chain
+    checkpoints: _Saved | None = None
+    receipts: bool = True
+
+    @contextlib.contextmanager
+    def read_chain(self) -> Iterator[Chain]:
+        yield self.found
 
 
 def test_verify_store_saves_the_head_of_a_valid_chain() -> None:
     receipts = chain(3)
     saved = _Saved()
-    report = verify_store(_reading(Chain(receipts, (3, receipts[-1].hash))), saved)
+    report = verify_store(_Chained(Chain(receipts, (3, receipts[-1].hash)), saved))
     assert report.valid and report.count == 3
     assert saved.writes == [(3, receipts[-1].hash)]
-    assert verify_store(_reading(Chain(receipts[:2])), saved).first_broken == 3  # truncated
+    assert verify_store(_Chained(Chain(receipts[:2]), saved)).first_broken == 3  # truncated
 
 
 def test_verify_store_compares_the_chain_with_the_stores_head() -> None:
     receipts = chain(3)
-    short = verify_store(_reading(Chain(receipts, (5, "x" * 64))), None)
+    short = verify_store(_Chained(Chain(receipts, (5, "x" * 64))))
     assert not short.valid and short.first_broken == 4 and "head is 5" in short.reason
-    other = verify_store(_reading(Chain(receipts, (3, "x" * 64))), None)
+    other = verify_store(_Chained(Chain(receipts, (3, "x" * 64))))
     assert not other.valid and other.first_broken == 3 and "differs" in other.reason
 
 
 def test_verify_store_reports_damage_unreadable_receipts_and_unsaved_checkpoints() -> None:
     receipts = chain(2)
-    damaged = verify_store(_reading(Chain(receipts, damage="a journal is torn")), None)
+    damaged = verify_store(_Chained(Chain(receipts, damage="a journal is torn")))
     assert not damaged.valid and damaged.reason == "a journal is torn"
-    unreadable = verify_store(_reading(Chain(receipts[:1], unreadable=2)), None)
+    unreadable = verify_store(_Chained(Chain(receipts[:1], unreadable=2)))
     assert (unreadable.valid, unreadable.count, unreadable.first_broken) == (False, 1, 2)
-    unsaved = verify_store(_reading(Chain(receipts)), _Saved(fail="the disk is full"))
+    unsaved = verify_store(_Chained(Chain(receipts), _Saved(fail="the disk is full")))
     assert unsaved.valid and unsaved.reason == "the disk is full"
 
 

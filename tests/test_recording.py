@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scarguard import FailureMemory, Redactor
 from scarguard.canonical import canonical_json
 from scarguard.learning.rules import _state_json
+from scarguard.receipts import verify_store
 from scarguard.redact import REDACTED
 from scarguard.testing import FakeClock
 
@@ -30,7 +31,7 @@ def test_a_failure_is_stored_and_sealed_as_one_row(tmp_path: Path) -> None:
             duration_ms=12.5,
         )
         stored = memory.recent_failures()[0]
-        assert memory.store.verify().valid
+        assert verify_store(memory.store).valid
     assert result.failure == stored
     assert stored.id is not None
     assert stored.args["api_key"] == REDACTED

@@ -12,6 +12,7 @@ import pytest
 from helpers.factories import constraint, failure
 from scarguard.errors import StoreError
 from scarguard.model import Scope
+from scarguard.receipts import verify_store
 from scarguard.stores import Store
 
 SCOPE = Scope("acme", "web")
@@ -257,7 +258,7 @@ def test_identical_history_gives_identical_values_in_every_store(
         opened = store_factory(kind)
         script(opened)
         results[kind] = snapshot(opened)
-        assert opened.verify().valid and opened.verify().count == 5
+        assert verify_store(opened).valid and verify_store(opened).count == 5
     assert results["sqlite"] == results["memory"]
     assert results["json"] == results["memory"]
     assert [f.id for f in results["memory"][0][0]] == [7, 5, 4, 3, 2, 1]
@@ -268,7 +269,7 @@ def test_rollback_on_exception_leaves_nothing_and_reraises_the_same_exception(
 ) -> None:
     """An exception in the body rolls everything back and reaches the caller unchanged."""
     add(store, failure(0))
-    before = (snapshot(store), store.generation(), store.verify())
+    before = (snapshot(store), store.generation(), verify_store(store))
     error = ValueError("tool failed")
     with pytest.raises(ValueError) as caught, store.transaction(SCOPE) as tx:
         tx.add_failure(failure(1))
@@ -277,7 +278,7 @@ def test_rollback_on_exception_leaves_nothing_and_reraises_the_same_exception(
         tx.receipt("failure", {"x": 1}, 1.0)
         raise error
     assert caught.value is error
-    assert (snapshot(store), store.generation(), store.verify()) == before
+    assert (snapshot(store), store.generation(), verify_store(store)) == before
 
 
 def test_generation_changes_after_a_commit_and_not_after_reads(store: Store) -> None:
@@ -397,10 +398,10 @@ def test_clear_touches_only_its_tenant_and_wipe_removes_all(store: Store) -> Non
     assert (
         len(store.failures(OTHER)) == 1 and store.counters(OTHER) and store.load_constraints(OTHER)
     )
-    assert store.verify().count == 2
+    assert verify_store(store).count == 2
     store.wipe()
     assert snapshot(store) == (([], {}, []), ([], {}, []))
-    assert store.verify().count == 0
+    assert verify_store(store).count == 0
 
 
 @pytest.mark.parametrize("target", KINDS)
@@ -518,22 +519,22 @@ def test_compact_receipts_keeps_the_chain_verifiable(store: Store) -> None:
     for i in range(6):
         with store.transaction(SCOPE) as tx:
             tx.receipt("failure", {"i": i}, 10.0 + i)
-    assert store.verify().valid  # and a checkpoint where the store keeps one
+    assert verify_store(store).valid  # and a checkpoint where the store keeps one
     assert store.compact_receipts(SCOPE, 13.0, 20.0) == 3
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.start == 4 and report.last_seq == 7, report
     with store.transaction(OTHER) as tx:
         tx.receipt("failure", {"i": 6}, 21.0)
     assert store.compact_receipts(SCOPE, 13.0, 22.0) == 0  # nothing older left
     assert store.compact_receipts(SCOPE, 30.0, 31.0) == 4  # all but the newest
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.start == 8 and report.count == 2, report
 
 
 def test_compact_receipts_without_receipts_is_a_no_op(store_factory: Callable[..., Store]) -> None:
     """A store keeping no receipts compacts nothing and stays valid."""
     quiet = store_factory("sqlite", receipts=False)
-    assert quiet.compact_receipts(SCOPE, 1e12, 1e12) == 0 and quiet.verify().valid
+    assert quiet.compact_receipts(SCOPE, 1e12, 1e12) == 0 and verify_store(quiet).valid
 
 
 def test_receipts_verify_with_the_right_count(store: Store) -> None:
@@ -541,7 +542,7 @@ def test_receipts_verify_with_the_right_count(store: Store) -> None:
     for i in range(3):
         with store.transaction(SCOPE) as tx:
             tx.receipt("failure", {"i": i, "f": 0.1 * i}, 1.5 + i)
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.count == 3 and report.first_broken is None and report.head
 
 
@@ -615,5 +616,5 @@ def test_a_rolled_back_receipt_never_enters_the_chain(store: Store) -> None:
         raise RuntimeError("the body fails")
     with store.transaction(OTHER) as tx:
         tx.receipt("failure", {"i": 2}, 3.0)
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.count == 2 and report.last_seq == 2, report

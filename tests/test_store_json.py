@@ -11,6 +11,7 @@ import pytest
 from helpers.factories import constraint, failure
 from scarguard.errors import SchemaVersionError, StoreError
 from scarguard.model import Scope
+from scarguard.receipts import verify_store
 from scarguard.stores import JSONStore, StoreCorruptionWarning
 
 SCOPE = Scope("acme", "web")
@@ -91,7 +92,7 @@ def test_a_torn_journal_tail_is_ignored_and_repaired(fresh_json: JSONStore) -> N
     assert journal.read_bytes().startswith(committed)
     assert all(json.loads(line) for line in journal.read_bytes().splitlines())
     assert [f.id for f in again.failures(SCOPE)] == [3, 2, 1]
-    assert again.verify().valid
+    assert verify_store(again).valid
 
 
 def test_a_corrupt_state_is_quarantined_and_rebuilt_from_the_journal(
@@ -108,7 +109,7 @@ def test_a_corrupt_state_is_quarantined_and_rebuilt_from_the_journal(
     (aside,) = tmp_path.glob("fresh.json.corrupt-*")
     assert aside.read_bytes() == garbage
     assert [f.id for f in store.failures(SCOPE)] == [3, 2, 1]
-    assert store.verify().valid and store.verify().count == 3
+    assert verify_store(store).valid and verify_store(store).count == 3
     with store.transaction(SCOPE) as tx:
         assert tx.add_failure(failure(4)).id == 4  # no id reused
 
@@ -175,7 +176,7 @@ def test_wipe_keeps_ids_increasing(fresh_json: JSONStore) -> None:
     assert fresh_json.failures(SCOPE) == []
     assert Path(fresh_json.receipts_path).read_bytes() == b""
     assert write_some(fresh_json, 1) == [3]
-    assert fresh_json.verify().count == 1
+    assert verify_store(fresh_json).count == 1
 
 
 def test_clear_survives_reopening(fresh_json: JSONStore) -> None:

@@ -18,6 +18,7 @@ from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres
 from scarguard import FailureMemory
 from scarguard.errors import StoreError
 from scarguard.model import Scope
+from scarguard.receipts import verify_store
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
 from _loop_cost import DelayProxy
@@ -100,6 +101,6 @@ def test_a_body_that_raises_leaves_nothing_queued_behind(proxied: tuple[DelayPro
     with store.transaction(SCOPE) as tx:
         tx.receipt("note", {"n": 2}, 2.0)
     assert store.counters(SCOPE) == {}
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.count == 1
     store.close()

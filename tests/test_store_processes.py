@@ -19,6 +19,7 @@ from helpers.factories import failure
 from helpers.postgres import drop_schema, new_schema, require_postgres, url_for
 from helpers.waiting import wait_until
 from scarguard.model import Scope
+from scarguard.receipts import verify_store
 from scarguard.stores import open_store
 
 pytestmark = pytest.mark.slow
@@ -90,7 +91,7 @@ def test_four_processes_of_500_records_lose_nothing(shared: Shared) -> None:
     counters = store.counters(SCOPE)
     assert counters["sig:edit_failed"].count == 2000
     assert all(counters[f"tool:t{n}"].count == 500 for n in range(4))
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.count == 2000, report
     store.close()
     shared.check_integrity(path)
@@ -117,7 +118,7 @@ def test_sigkill_mid_stream_keeps_every_acknowledged_record(
         store = open_store(path)
         ids = {f.id for f in store.failures(SCOPE)}
         assert set(acked) <= ids
-        report = store.verify()
+        report = verify_store(store)
         assert report.valid and report.count == len(ids), report
         with store.transaction(SCOPE) as tx:  # writable after the crash
             stored = tx.add_failure(failure(0))
@@ -158,7 +159,7 @@ def test_forked_child_writes_with_its_own_connection(shared: Shared) -> None:
         assert child.exitcode == 0
     assert len(store.failures(SCOPE)) == 102
     assert store.counters(SCOPE)["child"].count == 100
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.count == 102
     if shared.kind == "postgres":  # the children's commits reach the parent by notification
         assert wait_until(lambda: store.generation()[0] != before[0])  # type: ignore[index]

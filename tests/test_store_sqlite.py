@@ -15,6 +15,7 @@ import tenacity
 from helpers.factories import failure
 from scarguard.errors import SchemaVersionError, StoreError
 from scarguard.model import Scope
+from scarguard.receipts import verify_store
 from scarguard.stores import SQLiteStore
 from scarguard.stores._sql import FAILURE_COLUMNS
 from scarguard.stores.sqlite._conn import Connections
@@ -233,13 +234,13 @@ def test_clear_adds_no_receipt_and_wipe_removes_the_checkpoint(fresh_db: SQLiteS
     """clear() leaves the chain as it was; wipe() also deletes the checkpoint file."""
     with fresh_db.transaction(SCOPE) as tx:
         tx.receipt("failure", {"x": 1}, 1.0)
-    assert fresh_db.verify().count == 1
+    assert verify_store(fresh_db).count == 1
     fresh_db.clear(SCOPE)
-    assert fresh_db.verify().count == 1
+    assert verify_store(fresh_db).count == 1
     assert Path(fresh_db.checkpoint_path).exists()
     fresh_db.wipe()
     assert not Path(fresh_db.checkpoint_path).exists()
-    assert fresh_db.verify().valid
+    assert verify_store(fresh_db).valid
 
 
 def test_ids_are_not_reused_after_wipe(fresh_db: SQLiteStore) -> None:
@@ -257,7 +258,7 @@ def test_receipts_off_verifies_empty(tmp_path: Path) -> None:
     store = SQLiteStore(tmp_path / "r.db", receipts=False)
     with store.transaction(SCOPE) as tx:
         tx.receipt("failure", {"x": 1}, 1.0)
-    assert store.verify().valid and store.verify().count == 0
+    assert verify_store(store).valid and verify_store(store).count == 0
     with raw(store) as conn:
         assert conn.execute("SELECT count(*) FROM receipts").fetchone()[0] == 0
 

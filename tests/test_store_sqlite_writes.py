@@ -15,6 +15,7 @@ import pytest
 
 from scarguard import FailureMemory
 from scarguard.model import Scope
+from scarguard.receipts import verify_store
 from scarguard.stores import SQLiteStore
 
 ERROR = "command failed: exit code 1"
@@ -113,7 +114,7 @@ def test_a_rolled_back_receipt_never_becomes_the_head(tmp_path: Path) -> None:
         raise RuntimeError("the body fails")
     with store.transaction(SCOPE) as tx:
         tx.receipt("note", {"n": 3}, 3.0)
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.count == 2
     rows = sqlite3.connect(store.location).execute("SELECT seq FROM receipts").fetchall()
     assert rows == [(1,), (2,)]
@@ -128,7 +129,7 @@ def test_after_wipe_the_chain_starts_again_at_one(tmp_path: Path) -> None:
     store.wipe()
     with store.transaction(SCOPE) as tx:
         tx.receipt("note", {"n": 9}, 9.0)
-    report = store.verify()
+    report = verify_store(store)
     assert report.valid and report.count == 1
     store.close()
 

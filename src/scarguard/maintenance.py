@@ -19,7 +19,7 @@ from scarguard.errors import ConfigurationError, ScarguardError, ScarguardWarnin
 from scarguard.learning.lifting import remove_with_counters
 from scarguard.model import Constraint, ConstraintKind, Scope
 from scarguard.policy import Policy
-from scarguard.receipts import VerifyReport
+from scarguard.receipts import VerifyReport, verify_store
 from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store
 from scarguard.telemetry import log_constraints
@@ -202,7 +202,7 @@ class MaintenanceMixin:
     def verify(self) -> VerifyReport:
         """Check the receipt chain; report the first broken receipt, if any."""
         self.flush()
-        return self.store.verify()
+        return verify_store(self.store)
 
     def export(self) -> Iterator[dict[str, Any]]:
         """Yield this tenant's history as JSON-safe records (see :meth:`import_`)."""

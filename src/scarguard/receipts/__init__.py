@@ -17,7 +17,8 @@ other means is still detected (and, with a key, cannot be covered up).
 The package: ``_chain`` (receipts, sealing, appending in a transaction over the
 ``ChainWriter`` primitives, checking a chain),
 ``_checkpoints`` (the checkpoint of a verified head and its MAC) and ``_verify`` (verifying a
-store: its chain read in one snapshot, its head, its checkpoint).
+store over the ``ChainReader`` primitives: its chain read in one snapshot, its head, its
+checkpoint).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from scarguard.receipts._checkpoints import (
     save_checkpoint,
     write_checkpoint,
 )
-from scarguard.receipts._verify import Chain, verify_store
+from scarguard.receipts._verify import Chain, ChainReader, verify_store
 
 __all__ = [
     "COMPACT",
@@ -52,6 +53,7 @@ __all__ = [
     "KEY_ENV",
     "Appending",
     "Chain",
+    "ChainReader",
     "ChainWriter",
     "Checkpoints",
     "FileCheckpoint",

@@ -15,8 +15,9 @@ The package:
 - what backends share: ``_sql`` (what SQLite and PostgreSQL share), ``_threads`` (their
   per-thread connections) and ``_files`` (atomic replacement).
 
-The receipt chain every store appends to and verifies (``receipts.Appending``,
-``receipts.verify_store``), and :class:`VerifyReport`, live in :mod:`scarguard.receipts`;
+The receipt chain every store appends to (``receipts.Appending``) and gives the primitives
+to verify it (``receipts.ChainReader``, verified by ``receipts.verify_store``), and
+:class:`VerifyReport`, live in :mod:`scarguard.receipts`;
 fork safety (the write gate, what a child forgets) in ``scarguard._fork``.
 
 ``SQLiteStore`` is imported on first use, so that a Python built without ``sqlite3`` can

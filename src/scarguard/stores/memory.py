@@ -19,9 +19,8 @@ from scarguard.receipts import (
     Appending,
     Chain,
     ChainWriter,
+    Checkpoints,
     Receipt,
-    VerifyReport,
-    verify_store,
 )
 from scarguard.stores.protocol import CounterValue, failure_identity
 
@@ -295,14 +294,16 @@ class MemoryStore:
                 tx.receipt(COMPACT, payload, at)
             return cut
 
-    def verify(self) -> VerifyReport:
-        """Check the receipt chain (kept in memory: no checkpoint)."""
-        return verify_store(self._read_chain, None, self._key)
+    @property
+    def checkpoints(self) -> Checkpoints | None:
+        """None: the chain is kept in memory, with nothing beside it to check it against."""
+        return None
 
     @contextmanager
-    def _read_chain(self) -> Iterator[Chain]:
+    def read_chain(self) -> Iterator[Chain]:
+        """The chain, copied under the store's lock."""
         with self._lock:
-            yield Chain(list(self._chain))
+            yield Chain(list(self._chain), key=self._key)
 
     def export(self, scope: Scope) -> Iterator[dict[str, Any]]:
         """Yield the tenant's records in the shared export format."""

@@ -18,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 import attrs
 
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import VerifyReport
+from scarguard.receipts import ChainReader
 
 __all__ = [
     "VERIFY_COVERS",
@@ -156,8 +156,12 @@ class Transaction(Protocol):
 
 
 @runtime_checkable
-class Store(Protocol):
+class Store(ChainReader, Protocol):
     """A backend for :class:`~scarguard.FailureMemory`.
+
+    Storage only: besides its records, a store gives the receipt chain the primitives of
+    :class:`~scarguard.receipts.ChainReader` (``receipts``, ``checkpoints``,
+    ``read_chain()``), over which :func:`scarguard.receipts.verify_store` verifies it.
 
     Implementations: :class:`~scarguard.stores.MemoryStore`, ``SQLiteStore``, ``JSONStore``
     and ``PostgresStore``. All pass ``tests/test_store_contract.py``.
@@ -202,10 +206,6 @@ class Store(Protocol):
 
     def wipe(self) -> None:
         """Delete everything of every tenant. Explicit and separate from :meth:`clear`."""
-        ...
-
-    def verify(self) -> VerifyReport:
-        """Check the receipt chain (the whole store's, all tenants)."""
         ...
 
     def purge_failures(self, scope: Scope, before: float) -> int:

@@ -39,7 +39,7 @@ from scarguard import _fork
 from scarguard._warnings import warn
 from scarguard.errors import SchemaVersionError, StoreCorruptionWarning, StoreError
 from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import Chain, FileCheckpoint, Receipt, VerifyReport, verify_store
+from scarguard.receipts import Chain, FileCheckpoint, Receipt
 from scarguard.stores._files import ShortFile, append_committed, atomic_write
 from scarguard.stores.json import _retention as retention
 from scarguard.stores.json import _state as js
@@ -133,7 +133,7 @@ class JSONStore:
 
     @property
     def checkpoint_path(self) -> str:
-        """Where :meth:`verify` keeps the chain checkpoint: ``<path>.head``."""
+        """Where the chain's checkpoint is kept: ``<path>.head``."""
         return self._path + ".head"
 
     def _error(self, what: str, exc: BaseException | None = None) -> StoreError:
@@ -318,10 +318,10 @@ class JSONStore:
         return notes
 
     def acknowledge_damage(self) -> list[str]:
-        """Accept the damage :meth:`verify` reports (after looking at it); return what it was.
+        """Accept the damage verification reports (after looking at it); return what it was.
 
         Journals shorter than committed are taken as they are now, and the damage notes are
-        dropped, so :meth:`verify` checks the chain again from here.
+        dropped, so :func:`~scarguard.receipts.verify_store` checks the chain again from here.
         """
         with self._locked(exclusive=True) as state:
             notes = [*state.damage, *self._missing(state)]
@@ -463,15 +463,13 @@ class JSONStore:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.checkpoint_path)
 
-    def verify(self) -> VerifyReport:
-        """Check the chain against the state's head and the checkpoint; advance the latter."""
-        if not self.receipts:
-            return VerifyReport(True, 0)
-        checkpoints = FileCheckpoint(self.checkpoint_path, self._key)
-        return verify_store(self._read_chain, checkpoints, self._key)
+    @property
+    def checkpoints(self) -> FileCheckpoint:
+        """The checkpoint of the verified head, in :attr:`checkpoint_path`."""
+        return FileCheckpoint(self.checkpoint_path, self._key)
 
     @contextmanager
-    def _read_chain(self) -> Iterator[Chain]:
+    def read_chain(self) -> Iterator[Chain]:
         """The committed receipts, the state's head, and any damage the state records."""
         with self._locked(exclusive=False) as state:
             data = self._read_journal(self.receipts_path)[: state.receipts_bytes]
@@ -486,11 +484,7 @@ class JSONStore:
         damage = [*state.damage, *self._missing(state)]
         found = "; ".join(damage) + " (acknowledge with JSONStore.acknowledge_damage())"
         head = (state.receipt_seq, state.receipt_head or "")  # no head: matches no receipt
-        yield Chain(receipts, head, unreadable, found if damage else "")
-
-    def checkpoint(self) -> VerifyReport:
-        """Verify the chain and record its head beside the store; return the report."""
-        return self.verify()
+        yield Chain(receipts, head, unreadable, found if damage else "", self._key)
 
     def _rewrite(self, path: str, body: bytes) -> None:
         try:

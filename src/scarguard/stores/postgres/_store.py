@@ -68,6 +68,7 @@ from scarguard.model import Scope
 from scarguard.receipts import (
     GENESIS,
     Chain,
+    Checkpoints,
     Receipt,
     VerifyReport,
     check_checkpoint,
@@ -418,14 +419,13 @@ class PostgresStore(SQLReads):
         statements.append(("UPDATE receipt_head SET seq = 0, hash = %s", (GENESIS,)))
         self._write(None, statements)
 
-    def verify(self) -> VerifyReport:
-        """Check the chain against the checkpoint and the head; when valid, save the checkpoint."""
-        if not self.receipts:
-            return VerifyReport(True, 0)
-        return verify_store(self._read_chain, _TableCheckpoint(self), self._key)
+    @property
+    def checkpoints(self) -> Checkpoints:
+        """The checkpoint of the verified head, in the table ``receipt_checkpoint``."""
+        return _TableCheckpoint(self)
 
     @contextmanager
-    def _read_chain(self) -> Iterator[Chain]:
+    def read_chain(self) -> Iterator[Chain]:
         """The chain and the head row, in one read-only snapshot (streamed in batches)."""
         self._ready()
         conn = self._db.get()
@@ -436,7 +436,8 @@ class PostgresStore(SQLReads):
                 head = None if row is None else (int(row[0]), str(row[1]))
                 with conn.cursor(name="scarguard_chain") as cursor:
                     cursor.itersize = _CHAIN_BATCH
-                    yield Chain((Receipt(*r) for r in cursor.execute(CHAIN_SQL)), head)
+                    rows = cursor.execute(CHAIN_SQL)
+                    yield Chain((Receipt(*r) for r in rows), head, key=self._key)
             finally:
                 rollback(conn)
         except psycopg.Error as exc:
@@ -476,7 +477,7 @@ class PostgresStore(SQLReads):
         Keep ``report.head`` somewhere the database administrator cannot rewrite: that is
         what catches a chain and checkpoint rolled back together.
         """
-        return self.verify()
+        return verify_store(self)
 
     def import_(self, scope: Scope, records: Iterable[Mapping[str, Any]]) -> int:
         """Add exported records to the tenant in one transaction (all or nothing)."""

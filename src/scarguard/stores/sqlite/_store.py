@@ -49,9 +49,7 @@ from scarguard.receipts import (
     ChainWriter,
     FileCheckpoint,
     Receipt,
-    VerifyReport,
     reseal,
-    verify_store,
 )
 from scarguard.stores._sql import CHAIN_SQL, INSERT_COLUMNS, TABLES, SQLReads, SQLTransaction
 from scarguard.stores.records import import_records
@@ -255,7 +253,7 @@ class SQLiteStore(SQLReads):
 
     @property
     def checkpoint_path(self) -> str:
-        """Where :meth:`verify` keeps the chain checkpoint: ``<path>.head``."""
+        """Where the chain's checkpoint is kept: ``<path>.head``."""
         return self._path + ".head"
 
     @contextmanager
@@ -354,30 +352,25 @@ class SQLiteStore(SQLReads):
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.checkpoint_path)
 
-    def verify(self) -> VerifyReport:
-        """Check the chain against the checkpoint; when valid, advance the checkpoint."""
-        if not self.receipts:
-            return VerifyReport(True, 0)
-        checkpoints = FileCheckpoint(self.checkpoint_path, self._key)
-        return verify_store(self._read_chain, checkpoints, self._key)
+    @property
+    def checkpoints(self) -> FileCheckpoint:
+        """The checkpoint of the verified head, in :attr:`checkpoint_path`."""
+        return FileCheckpoint(self.checkpoint_path, self._key)
 
     @contextmanager
-    def _read_chain(self) -> Iterator[Chain]:
+    def read_chain(self) -> Iterator[Chain]:
         """The chain, read in one snapshot (this thread's connection, a read transaction)."""
         try:
             with writing():
                 conn = self._db.get()
                 conn.execute("BEGIN")
                 try:
-                    yield Chain(Receipt(*row) for row in conn.execute(CHAIN_SQL))
+                    rows = conn.execute(CHAIN_SQL)
+                    yield Chain((Receipt(*row) for row in rows), key=self._key)
                 finally:
                     rollback(conn)
         except sqlite3.Error as exc:
             raise self._db.error("read failed", exc) from exc
-
-    def checkpoint(self) -> VerifyReport:
-        """Verify the chain and record its head beside the store; return the report."""
-        return self.verify()
 
     def purge_failures(self, scope: Scope, before: float) -> int:
         """Delete the tenant's failures recorded before ``before`` (one transaction)."""
