@@ -15,6 +15,7 @@ import pytest
 from helpers.cli import clean_cwd, learned_store
 from helpers.peer import Peer
 from helpers.postgres import PG_URL, drop_schema, new_schema, require_postgres
+from helpers.shared import SHARED_KINDS, Shared
 from scarguard import FailureMemory
 from scarguard.stores import JSONStore, MemoryStore, SQLiteStore, Store
 from scarguard.testing import FakeClock, memory_for_tests
@@ -82,7 +83,7 @@ def path(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def peer(path: Path) -> Iterator[Peer]:
+def peer(path: str | Path) -> Iterator[Peer]:
     """Another process holding a memory on ``path`` (``helpers.peer``); ended afterwards."""
     with Peer(path) as other:
         yield other
@@ -145,6 +146,23 @@ def store_factory(tmp_path: Path) -> Iterator[Callable[..., Store]]:
     yield factory
     for each in opened:
         dispose(each)
+
+
+# The process tests run over every kind a second process can open; the quick loop leaves out
+# PostgreSQL, as it does for ``store``.
+_SHARED_PARAMS = [
+    pytest.param(kind, marks=[pytest.mark.slow] if kind == "postgres" else [])
+    for kind in SHARED_KINDS
+]
+
+
+@pytest.fixture(params=_SHARED_PARAMS)
+def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Shared]:
+    """Yield each store kind several processes can share in turn (``helpers.shared``): a file
+    in ``tmp_path``, or a fresh PostgreSQL schema dropped afterwards."""
+    place = Shared(request.param, tmp_path)
+    yield place
+    place.close()
 
 
 @pytest.fixture

@@ -19,6 +19,7 @@ from typing import TypeVar
 import pytest
 
 from helpers.peer import Peer
+from helpers.shared import Shared
 from scarguard import FailureMemory
 from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool
@@ -43,7 +44,13 @@ def on_thread(work: Callable[[], _T]) -> _T:
     return out[0]
 
 
-def test_a_lift_by_another_process_is_allowed_on_a_new_thread(path: Path, peer: Peer) -> None:
+@pytest.fixture
+def path(shared: Shared) -> str:
+    """The memory both processes open, for each store kind they can share (``helpers.shared``)."""
+    return shared.location("memory")
+
+
+def test_a_lift_by_another_process_is_allowed_on_a_new_thread(path: str, peer: Peer) -> None:
     peer.run(BAN)
     memory = FailureMemory(path)
     try:
@@ -54,7 +61,7 @@ def test_a_lift_by_another_process_is_allowed_on_a_new_thread(path: Path, peer: 
         memory.close()
 
 
-def test_a_ban_by_another_process_is_refused_on_a_new_thread(path: Path, peer: Peer) -> None:
+def test_a_ban_by_another_process_is_refused_on_a_new_thread(path: str, peer: Peer) -> None:
     memory = FailureMemory(path)
     try:
         assert memory.check(TOOL, ARGS).allowed  # loaded on this thread
@@ -64,7 +71,7 @@ def test_a_ban_by_another_process_is_refused_on_a_new_thread(path: Path, peer: P
         memory.close()
 
 
-def test_a_lift_by_another_process_is_allowed_to_an_async_tool(path: Path, peer: Peer) -> None:
+def test_a_lift_by_another_process_is_allowed_to_an_async_tool(path: str, peer: Peer) -> None:
     """The async driver checks on the memory's store worker thread: a sync check on this
     thread loaded the index, another process lifts the ban, the async call runs."""
     peer.run(BAN)
@@ -82,7 +89,7 @@ def test_a_lift_by_another_process_is_allowed_to_an_async_tool(path: Path, peer:
         memory.close()
 
 
-def test_a_ban_by_another_process_refuses_an_async_tool(path: Path, peer: Peer) -> None:
+def test_a_ban_by_another_process_refuses_an_async_tool(path: str, peer: Peer) -> None:
     memory = FailureMemory(path)
 
     @guarded_tool(memory)
@@ -98,9 +105,10 @@ def test_a_ban_by_another_process_refuses_an_async_tool(path: Path, peer: Peer) 
         memory.close()
 
 
-def test_threads_checking_in_turn_load_the_constraints_once_each(path: Path) -> None:
+def test_threads_checking_in_turn_load_the_constraints_once_each(tmp_path: Path) -> None:
     """Each thread's token is remembered for the index: two threads checking in turn do not
     reload every constraint on every check (tokens of two connections never compare)."""
+    path = tmp_path / "memory.db"  # SQLite's tokens: one per connection, so one per thread
     memory = FailureMemory(path)
     try:
         for _ in range(2):

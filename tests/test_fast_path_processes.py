@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from helpers.peer import Peer
+from helpers.shared import Shared
 from scarguard import FailureMemory
 from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool
@@ -26,7 +26,13 @@ LIFT = "result = len(m.forget(tool='publish'))"
 
 
 @pytest.fixture
-def ours(path: Path, peer: Peer) -> Iterator[FailureMemory]:
+def path(shared: Shared) -> str:
+    """The memory both processes open, for each store kind they can share (``helpers.shared``)."""
+    return shared.location("memory")
+
+
+@pytest.fixture
+def ours(path: str, peer: Peer) -> Iterator[FailureMemory]:
     memory = FailureMemory(path)
     for _ in range(2):  # something indexed: the index is not empty
         memory.record("read_file", {"path": "gone.py"}, error="ENOENT: no such file or directory")
@@ -56,7 +62,7 @@ def test_a_ban_from_another_process_refuses_a_fast_path_tool(
 
 
 def test_a_ban_from_another_memory_on_the_file_refuses_a_fast_path_tool(
-    ours: FailureMemory, path: Path
+    ours: FailureMemory, path: str
 ) -> None:
     ran: list[str] = []
 

@@ -6,17 +6,15 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from helpers.factories import failure
-from helpers.postgres import drop_schema, new_schema, require_postgres, url_for
+from helpers.shared import Shared
 from helpers.waiting import wait_until
 from scarguard.model import Scope
 from scarguard.receipts import verify_store
@@ -26,42 +24,6 @@ pytestmark = pytest.mark.slow
 
 WRITER = Path(__file__).parent / "helpers" / "writer.py"
 SCOPE = Scope("w", "p")
-SHARED_KINDS = ("sqlite", "json", "postgres")
-"""The store kinds several processes share (the memory store lives in one process)."""
-SUFFIX = {"sqlite": "db", "json": "json"}
-
-
-class Shared:
-    """Where the processes of one test meet: a file in ``tmp_path`` or a fresh PostgreSQL schema."""
-
-    def __init__(self, kind: str, folder: Path) -> None:
-        self.kind = kind
-        self.folder = folder
-        self.schema: str | None = None
-        if kind == "postgres":
-            require_postgres()
-            self.schema = new_schema()
-
-    def location(self, name: str) -> str:
-        """The path or URL of the store called ``name`` (one schema a test for PostgreSQL)."""
-        if self.schema is not None:
-            return url_for(self.schema)
-        return str(self.folder / f"{name}.{SUFFIX[self.kind]}")
-
-    def check_integrity(self, location: str) -> None:
-        """SQLite: the database file passes its own integrity check."""
-        if self.kind == "sqlite":
-            with sqlite3.connect(location) as conn:
-                assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-
-
-@pytest.fixture(params=SHARED_KINDS)
-def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Shared]:
-    """Yield each shared store kind in turn; drop the PostgreSQL schema afterwards."""
-    place = Shared(request.param, tmp_path)
-    yield place
-    if place.schema is not None:
-        drop_schema(place.schema)
 
 
 def spawn(location: str, count: int, tag: str) -> subprocess.Popen[str]:

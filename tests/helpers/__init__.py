@@ -5,6 +5,7 @@
 - ``cli``: running the ``scarguard`` command in-process on a store with lessons learned;
 - ``writer``: the writer script the multi-process store tests run in subprocesses;
 - ``peer``: another process holding a memory on the same file, run one statement at a time;
+- ``shared``: where the processes of a test meet, for each store kind they can share;
 - ``postgres``: the PostgreSQL test database (a schema per test, skipping or failing when
   the server is missing);
 - ``frozen_proxy``: a TCP proxy that stops forwarding, for hung-server tests;
