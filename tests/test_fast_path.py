@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from helpers.shared import Shared
 from scarguard import FailureMemory, Policy, canonical
 from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool
@@ -284,13 +285,13 @@ memory.close()
 """
 
 
-def test_another_process_failure_is_refused_at_the_next_guarded_call(tmp_path: Path) -> None:
+def test_another_process_failure_is_refused_at_the_next_guarded_call(shared: Shared) -> None:
     """Failures another process commits are seen at this process's next check, after calls
     of the tool took the fast path: the identical call is refused without running."""
     import subprocess
     import sys
 
-    path = tmp_path / "shared.db"
+    path = shared.location("shared")
     memory = FailureMemory(path, project="shared")
     runs: list[str] = []
 

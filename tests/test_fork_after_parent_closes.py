@@ -4,17 +4,19 @@ The child's connections are new, but SQLite's per-file state (the mapped ``-shm`
 ``-wal`` descriptor) is the process's, inherited with the parent's connections the child
 keeps open and never uses. The child holds no lock of its own on the file then, so when the
 parent (the last other connection) closes, SQLite deletes ``-wal`` and ``-shm`` under the
-child: from then on the child and every new process use different logs.
+child: from then on the child and every new process use different logs. What the child must
+see and be seen by holds for every store kind another process can open, so the test runs on
+each (``helpers.shared``).
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 
 from helpers.peer import Peer
+from helpers.shared import Shared
 from helpers.waiting import wait_until
 from scarguard import FailureMemory
 
@@ -27,8 +29,8 @@ CALL = ("deploy", {"target": "prod"})
 BAN = "for _ in range(2): m.record('deploy', {'target': 'prod'}, error='permission denied')"
 
 
-def test_a_child_outliving_its_parents_memory_sees_and_is_seen(tmp_path: Path) -> None:
-    path = tmp_path / "memory.db"
+def test_a_child_outliving_its_parents_memory_sees_and_is_seen(shared: Shared) -> None:
+    path = shared.location("memory")
     parent = FailureMemory(path)
     assert parent.check(*CALL).allowed
     go_r, go_w = os.pipe()

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.shared import SHARED_KINDS, Shared
 from scarguard import FailureMemory
 from scarguard.stores import MemoryStore
 from scarguard.testing import FakeClock
@@ -40,13 +41,15 @@ def run(code: str) -> str:
     return done.stdout
 
 
+# Cases named by the store file (PostgreSQL, a schema, by its kind).
+FILE_IDS = ["memory.db", "memory.json", "postgres"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["memory.db", "memory.json"])
-def test_failure_recorded_in_one_process_blocks_the_call_in_the_next(
-    tmp_path: Path, name: str
-) -> None:
+@pytest.mark.parametrize("shared", SHARED_KINDS, ids=FILE_IDS, indirect=True)
+def test_failure_recorded_in_one_process_blocks_the_call_in_the_next(shared: Shared) -> None:
     """A second, freshly started process refuses the call the first one saw fail."""
-    path = str(tmp_path / name)
+    path = shared.location("memory")
     run(RECORD.format(path=path))
     out = run(CHECK.format(path=path)).splitlines()
     assert out[0] == "refused"
@@ -54,10 +57,10 @@ def test_failure_recorded_in_one_process_blocks_the_call_in_the_next(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["memory.db", "memory.json"])
-def test_other_process_constraints_are_seen_without_reopening(tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize("shared", SHARED_KINDS, ids=FILE_IDS, indirect=True)
+def test_other_process_constraints_are_seen_without_reopening(shared: Shared) -> None:
     """An open memory sees a constraint another process just wrote, on its next check."""
-    path = str(tmp_path / name)
+    path = shared.location("memory")
     memory = FailureMemory(path, workspace="acme", project="web")
     args = {"path": "app.py", "old_string": "def main(", "new_string": "def run("}
     assert memory.check("edit_file", args).allowed
@@ -67,9 +70,9 @@ def test_other_process_constraints_are_seen_without_reopening(tmp_path: Path, na
 
 
 @pytest.mark.slow
-def test_other_tenants_in_the_same_file_are_unaffected(tmp_path: Path) -> None:
+def test_other_tenants_in_the_same_file_are_unaffected(shared: Shared) -> None:
     """A constraint learned for one project does not refuse the call in another project."""
-    path = str(tmp_path / "memory.db")
+    path = shared.location("memory")
     run(RECORD.format(path=path))
     other = FailureMemory(path, workspace="acme", project="api")
     assert other.check(
@@ -132,9 +135,9 @@ def test_another_writer_forces_a_reload_and_is_seen() -> None:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_forked_child_records_under_its_own_session(tmp_path: Path) -> None:
+def test_forked_child_records_under_its_own_session(shared: Shared) -> None:
     """A child forked from a process with an open memory writes under a session of its own."""
-    memory = FailureMemory(tmp_path / "memory.db")
+    memory = FailureMemory(shared.location("memory"))
     memory.record("bash", {"command": "parent"}, error="exit code 1")
     pid = os.fork()
     if pid == 0:  # the child: record, then leave without running the parent's cleanup
