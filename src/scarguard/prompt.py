@@ -23,11 +23,11 @@ import datetime
 import re
 import string
 import time
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
 
 import attrs
 
+from scarguard._injection import InjectionMixin
 from scarguard._results import Pattern
 from scarguard.errors import ConfigurationError
 from scarguard.learning.messages import tool_name
@@ -88,11 +88,6 @@ def day(at: float) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(at))
 
 
-def _join(before: str, after: str) -> str:
-    """Join two prompt pieces with one blank line (nothing when one is empty)."""
-    return before + "\n\n" + after if before and after else before + after
-
-
 def ago(seconds: float) -> str:
     """Return a duration in the past as ``"45 s ago"``, ``"3 min ago"``, ``"2 h ago"``..."""
     seconds = max(0.0, seconds)
@@ -143,7 +138,7 @@ def _since_seconds(since: object) -> float | None:
     return float(since)
 
 
-class PromptGuard:
+class PromptGuard(InjectionMixin):
     """Render a memory's repeated failures as a block for the prompt.
 
     Args:
@@ -333,113 +328,3 @@ class PromptGuard:
             if marker in block:
                 block = block.replace(marker, "[marker removed]")
         return block
-
-    # -- injection -------------------------------------------------------------------------
-
-    def _core(self, block: str) -> str:
-        return f"{self.start_marker}\n{block}\n{self.end_marker}" if block else ""
-
-    def _inject(self, prompt: str, block: str) -> str:
-        core = self._core(block)
-        stale = self._stale.search(prompt)
-        if stale is not None:
-            before, after = prompt[: stale.start()], prompt[stale.end() :]
-            if core:
-                return before + core + after  # in place: the prompt around it stays the same
-            return _join(before.removesuffix("\n\n"), after.removeprefix("\n\n"))
-        if not core:
-            return prompt
-        return _join(core, prompt) if self.placement == "before" else _join(prompt, core)
-
-    def _strip(self, text: str) -> str:
-        """Return ``text`` without any block (and the blank line that set it apart)."""
-        while (stale := self._stale.search(text)) is not None:
-            before, after = text[: stale.start()], text[stale.end() :]
-            text = _join(before.removesuffix("\n\n"), after.removeprefix("\n\n"))
-        return text
-
-    def inject(self, prompt: str) -> str:
-        """Return ``prompt`` with the block after it (or before: ``placement``).
-
-        A block injected before is replaced where it is; an empty block removes it.
-        """
-        return self._inject(prompt, self.block())
-
-    def inject_messages(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        """Return a new message list carrying the block.
-
-        With ``placement="after"`` or ``"before"`` the block goes into the first system (or
-        developer) message; without one, a system message is inserted at index 0. With
-        ``"message"`` it is a system message of its own right after the first system
-        message (at index 0 without one). The input list and its messages are never
-        modified. ``content`` may be a string or a list of content parts
-        (``{"type": "text", "text": ...}``); a stale block is replaced either way.
-        """
-        block = self.block()
-        result: list[dict[str, Any]] = [dict(m) if isinstance(m, Mapping) else m for m in messages]
-        if self.placement == "message":
-            return self._own_message(result, block)
-        for index, message in enumerate(result):
-            if not self._is_system(message):
-                continue
-            content = message.get("content")
-            if isinstance(content, str):
-                message["content"] = self._inject(content, block)
-            elif isinstance(content, list):
-                message["content"] = self._inject_parts(content, block)
-            else:
-                continue
-            if not block and not message["content"]:
-                del result[index]  # only the block was there: leave no empty system message
-            return result
-        if block:
-            result.insert(0, {"role": "system", "content": self._core(block)})
-        return result
-
-    @staticmethod
-    def _is_system(message: object) -> bool:
-        return isinstance(message, dict) and message.get("role") in ("system", "developer")
-
-    def _own_message(self, messages: list[dict[str, Any]], block: str) -> list[dict[str, Any]]:
-        """Put the block in a system message of its own (replacing the one put before)."""
-        result: list[dict[str, Any]] = []
-        where: int | None = None
-        first_system: int | None = None
-        for message in messages:
-            content = message.get("content") if isinstance(message, dict) else None
-            if (
-                self._is_system(message)
-                and isinstance(content, str)
-                and self._stale.search(content)
-            ):
-                stripped = self._strip(content)
-                if not stripped.strip():
-                    where = len(result) if where is None else where
-                    continue  # the block's own message: put back below, at the same place
-                message = {**message, "content": stripped}
-            if first_system is None and self._is_system(message):
-                first_system = len(result)
-            result.append(message)
-        if block:
-            if where is None:
-                where = 0 if first_system is None else first_system + 1
-            result.insert(where, {"role": "system", "content": self._core(block)})
-        return result
-
-    def _inject_parts(self, parts: list[Any], block: str) -> list[Any]:
-        kept: list[Any] = []
-        where: int | None = None
-        for part in parts:
-            text = part.get("text") if isinstance(part, Mapping) else None
-            if isinstance(text, str) and self._stale.search(text):
-                text = self._strip(text)
-                if not text.strip():
-                    where = len(kept) if where is None else where
-                    continue
-                part = {**part, "text": text}
-            kept.append(part)
-        if block:
-            if where is None:
-                where = 0 if self.placement == "before" else len(kept)
-            kept.insert(where, {"type": "text", "text": self._core(block)})
-        return kept
