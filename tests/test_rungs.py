@@ -9,17 +9,6 @@ from scarguard import ConstraintKind, FailureMemory, Level, Policy
 from scarguard.adapters import MLTrainingAdapter
 from scarguard.testing import FakeClock, memory_for_tests
 
-
-@pytest.fixture
-def clock() -> FakeClock:
-    return FakeClock()
-
-
-@pytest.fixture
-def memory(clock: FakeClock) -> FailureMemory:
-    return memory_for_tests(clock=clock)
-
-
 # -- rule 2, broader rungs and rule 3 -------------------------------------------------------
 
 
