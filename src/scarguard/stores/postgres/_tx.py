@@ -24,7 +24,7 @@ from scarguard.stores.postgres._schema import (
     TENANT,
 )
 
-__all__ = ["Pipelined", "PostgresTransaction"]
+__all__ = ["Opened", "Pipelined", "PostgresTransaction"]
 
 _LOCK_HEAD = "SELECT seq, hash FROM receipt_head FOR UPDATE"
 
@@ -54,6 +54,18 @@ class Pipelined:
         cursor = self.conn.execute(sql, params)
         self.pipeline.sync()
         return cursor
+
+
+class Opened:
+    """A write transaction being run by ``PostgresStore._pipelined``."""
+
+    __slots__ = ("begin", "changed", "link", "own")
+
+    def __init__(self, link: Pipelined) -> None:
+        self.link = link
+        self.begin: tuple[int, int] = (0, 0)
+        self.changed = True
+        self.own: int | None = None
 
 
 class PostgresTransaction(Appending, SQLTransaction):
