@@ -77,6 +77,13 @@ def sqlite_memory(tmp_path: Path, clock: FakeClock) -> Iterator[FailureMemory]:
 
 
 @pytest.fixture
+def in_tmp_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run the test from ``tmp_path`` (its working directory), for code that writes there."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
 def path(tmp_path: Path) -> Path:
     """The memory file the processes of a test share: ``memory.db`` in ``tmp_path``."""
     return tmp_path / "memory.db"
@@ -116,15 +123,18 @@ def dispose(store: Store) -> None:
         drop_schema(schema)
 
 
-# Each PostgreSQL store is a fresh schema on the server: the quick loop (-m "not slow") runs
-# the contract suite over the other kinds, the full suite over all four.
-_STORE_PARAMS = [
-    pytest.param(kind, marks=[pytest.mark.slow] if kind == "postgres" else [])
-    for kind in STORE_KINDS
-]
+def _kinds(kinds: tuple[str, ...]) -> list[object]:
+    """``kinds`` as fixture parameters, PostgreSQL marked slow.
+
+    Each PostgreSQL store is a fresh schema on the server: the quick loop (-m "not slow") runs
+    the contract suite and the process tests over the other kinds, the full suite over all.
+    """
+    return [
+        pytest.param(kind, marks=[pytest.mark.slow] if kind == "postgres" else []) for kind in kinds
+    ]
 
 
-@pytest.fixture(params=_STORE_PARAMS)
+@pytest.fixture(params=_kinds(STORE_KINDS))
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     """Yield each store kind in turn, on fresh files."""
     opened = make_store(request.param, tmp_path)
@@ -148,15 +158,7 @@ def store_factory(tmp_path: Path) -> Iterator[Callable[..., Store]]:
         dispose(each)
 
 
-# The process tests run over every kind a second process can open; the quick loop leaves out
-# PostgreSQL, as it does for ``store``.
-_SHARED_PARAMS = [
-    pytest.param(kind, marks=[pytest.mark.slow] if kind == "postgres" else [])
-    for kind in SHARED_KINDS
-]
-
-
-@pytest.fixture(params=_SHARED_PARAMS)
+@pytest.fixture(params=_kinds(SHARED_KINDS))
 def shared(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Shared]:
     """Yield each store kind several processes can share in turn (``helpers.shared``): a file
     in ``tmp_path``, or a fresh PostgreSQL schema dropped afterwards."""

@@ -77,11 +77,10 @@ def toolkit_tool(counter: Counter) -> BaseTool:
 
 @pytest.fixture
 def memory(
-    sqlite_memory: FailureMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sqlite_memory: FailureMemory, in_tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> FailureMemory:
-    """The SQLite memory, run from ``tmp_path`` (where the framework may write files)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("HOME", str(tmp_path))
+    """The SQLite memory, the test run from ``tmp_path`` (the framework writes there)."""
+    monkeypatch.setenv("HOME", str(in_tmp_path))
     monkeypatch.setenv("CREWAI_DISABLE_TELEMETRY", "true")  # .ci/run also sets it at start
     return sqlite_memory
 

@@ -55,10 +55,9 @@ def toolkit_tool(counter: Counter, *, is_async: bool = False) -> FunctionTool:
 
 @pytest.fixture
 def memory(
-    sqlite_memory: FailureMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    sqlite_memory: FailureMemory, in_tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> FailureMemory:
-    """The SQLite memory, run from ``tmp_path`` (where the framework may write files)."""
-    monkeypatch.chdir(tmp_path)
+    """The SQLite memory, the test run from ``tmp_path`` (the framework writes there)."""
     monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
     return sqlite_memory
 

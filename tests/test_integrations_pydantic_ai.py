@@ -62,11 +62,8 @@ def toolkit_tool(counter: Counter, *, is_async: bool = False) -> Tool[Any]:
 
 
 @pytest.fixture
-def memory(
-    sqlite_memory: FailureMemory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> FailureMemory:
-    """The SQLite memory, run from ``tmp_path`` (where the framework may write files)."""
-    monkeypatch.chdir(tmp_path)
+def memory(sqlite_memory: FailureMemory, in_tmp_path: Path) -> FailureMemory:
+    """The SQLite memory, the test run from ``tmp_path`` (the framework writes there)."""
     return sqlite_memory
 
 
