@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import dispose, make_store
+from helpers.engine import memory_in
 from helpers.git import git
 from scarguard import FailureMemory, PromptGuard, ToolBlocked, guarded_tool
 from scarguard.observe import MISSING, LocalObserver, Observer
@@ -19,10 +20,6 @@ from scarguard.observe import local as local_observer
 from scarguard.testing import FakeClock
 
 NO_BUILD = "make: *** No rule to make target 'build'.  Stop."
-
-
-def memory_in(root: Path, clock: FakeClock | None = None, **options: object) -> FailureMemory:
-    return FailureMemory(":memory:", root=root, clock=clock or FakeClock(), **options)  # type: ignore[arg-type]
 
 
 def tools(memory: FailureMemory, root: Path):

@@ -14,18 +14,14 @@ from pathlib import Path
 
 import pytest
 
+from helpers.engine import memory_in
 from helpers.git import git
 from scarguard import FailureMemory
 from scarguard.learning._make import make_defines, missing_make_target
 from scarguard.learning._programs import missing_program
-from scarguard.testing import FakeClock
 
 NO_DEPLOY = "make: *** No rule to make target 'deploy'.  Stop."
 MAKEFILE = "build:\n\tmkdir -p build\n"
-
-
-def memory_in(root: Path, **options: object) -> FailureMemory:
-    return FailureMemory(":memory:", root=root, clock=FakeClock(), **options)  # type: ignore[arg-type]
 
 
 def run(root: Path, *argv: str) -> subprocess.CompletedProcess[str]:

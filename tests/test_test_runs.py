@@ -9,15 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from helpers.engine import memory_in
 from scarguard import FailureMemory
 from scarguard.adapters._test_runs import reports_failed_tests, selected_tests
-from scarguard.testing import FakeClock
 
 FLAKY = "import os\n\ndef test_timing():\n    assert os.environ.get('SCARGUARD_PASS') == '1'\n"
-
-
-def memory_in(root: Path) -> FailureMemory:
-    return FailureMemory(":memory:", root=root, clock=FakeClock())
 
 
 def pytest_output(root: Path, *selection: str, passing: bool) -> str | None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers.engine import memory_in
 from helpers.git import git
 from scarguard import FailureMemory
 from scarguard.adapters._shell_changes import installs
@@ -29,10 +30,6 @@ from scarguard.testing import FakeClock
 MAKEFILE = "build:\n\tmkdir -p build\n"
 needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
 needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
-
-
-def memory_in(root: Path) -> FailureMemory:
-    return FailureMemory(":memory:", root=root, clock=FakeClock())
 
 
 def sh(
