@@ -8,6 +8,8 @@ the file's content: checkpoints of every mode, automatic checkpoints, the log re
 with new salts, the last connection closing, a restore through SQLite's backup API and
 ``FailureMemory.restore``. The observing memory in this process must decide the very next
 call on what the file says now: refuse the call just banned, allow the one just lifted.
+(Its checks read the header every time here, as they do once the 1 ms for which a header
+that showed nothing new is trusted has passed: see ``test_store_sqlite``.)
 """
 
 from __future__ import annotations
@@ -22,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from helpers.peer import Peer
+from helpers.peer import Peer, header_read_at_every_check  # noqa: F401 (a fixture)
 from scarguard import FailureMemory
 from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("header_read_at_every_check")]
 
 TOOL = "deploy"
 ARGS = {"target": "prod"}

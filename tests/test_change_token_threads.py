@@ -18,14 +18,14 @@ from typing import TypeVar
 
 import pytest
 
-from helpers.peer import Peer
+from helpers.peer import Peer, header_read_at_every_check  # noqa: F401 (a fixture)
 from helpers.shared import Shared
 from scarguard import FailureMemory
 from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool
 from scarguard.model import Constraint, Scope
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("header_read_at_every_check")]
 
 TOOL = "deploy"
 ARGS = {"target": "prod"}

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from helpers.peer import Peer
+from helpers.peer import Peer, header_read_at_every_check  # noqa: F401 (a fixture)
 from helpers.shared import Shared
 from scarguard import FailureMemory
 from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("header_read_at_every_check")]
 
 BAN = "for _ in range(2): m.record('publish', {'target': 'pypi'}, error='permission denied')"
 LIFT = "result = len(m.forget(tool='publish'))"

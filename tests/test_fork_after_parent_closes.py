@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from helpers.peer import Peer
+from helpers.peer import Peer, header_read_at_every_check  # noqa: F401 (a fixture)
 from helpers.shared import Shared
 from helpers.waiting import wait_until
 from scarguard import FailureMemory
@@ -23,6 +23,7 @@ from scarguard import FailureMemory
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork"),
+    pytest.mark.usefixtures("header_read_at_every_check"),
 ]
 
 CALL = ("deploy", {"target": "prod"})

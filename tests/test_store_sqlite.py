@@ -18,6 +18,7 @@ from scarguard.model import Scope
 from scarguard.receipts import verify_store
 from scarguard.stores import SQLiteStore
 from scarguard.stores._sql import FAILURE_COLUMNS
+from scarguard.stores.sqlite import _store
 from scarguard.stores.sqlite._conn import Connections
 from scarguard.stores.sqlite._schema import SCHEMA_VERSION
 
@@ -185,6 +186,53 @@ def test_generation_sees_commits_of_other_connections(tmp_path: Path) -> None:
     path = tmp_path / "g.db"
     mine, theirs = SQLiteStore(path), SQLiteStore(path)
     before = mine.generation()
+    with theirs.transaction(SCOPE) as tx:
+        tx.bump("k", 1.0)
+    assert mine.generation() != before
+
+
+class _Clock:
+    """A monotonic clock that moves only when told."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_another_process_commit_is_seen_once_the_staleness_bound_has_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For ``FRESH_FOR`` after a read that found nothing new, the token is trusted without
+    reading the WAL-index header; a commit this process did not make (a plain connection,
+    as another process would) is seen by the first check after that."""
+    clock = _Clock()
+    monkeypatch.setattr(_store, "_monotonic", clock)
+    path = tmp_path / "g.db"
+    store = SQLiteStore(path)
+    before = store.generation()
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
+        other.execute(
+            "INSERT INTO counters (workspace, project, key, count, last_at)"
+            " VALUES ('acme', 'web', 'k', 1, 1.0)"
+        )
+    clock.now += _store.FRESH_FOR / 2
+    assert store.generation() == before
+    clock.now += _store.FRESH_FOR
+    assert store.generation() != before
+
+
+def test_a_commit_by_another_store_of_this_process_is_seen_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stores of one process share the file's commit counter: no staleness between them."""
+    clock = _Clock()
+    monkeypatch.setattr(_store, "_monotonic", clock)
+    path = tmp_path / "g.db"
+    mine, theirs = SQLiteStore(path), SQLiteStore(path)
+    before = mine.generation()
+    assert mine.generation() == before
     with theirs.transaction(SCOPE) as tx:
         tx.bump("k", 1.0)
     assert mine.generation() != before

@@ -6,6 +6,11 @@ opened at start), ``sqlite3``, ``os`` and ``path``, and answers with the ``repr`
 name ``result`` (``None`` when unset) or ``ERROR <traceback>``. So a test can make another
 process checkpoint the WAL, record a failure or lift a ban exactly when it wants, and
 knows the statement committed when the answer comes back. ``m`` is closed at ``quit``.
+
+A memory in this process trusts its change token for ``FRESH_FOR`` (1 ms) without reading
+the WAL-index header; the peer answers faster than that. Tests of what the next check sees
+after the peer's statement use :func:`header_read_at_every_check`: the check then reads the
+header as it does once the bound has passed.
 """
 
 from __future__ import annotations
@@ -18,9 +23,19 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
+import pytest
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 _SCRIPT = Path(__file__).resolve()
+
+
+@pytest.fixture
+def header_read_at_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Checks in this process read the WAL-index header every time (no 1 ms of trust)."""
+    from scarguard.stores.sqlite import _store
+
+    monkeypatch.setattr(_store, "FRESH_FOR", 0.0)
 
 
 class Peer:

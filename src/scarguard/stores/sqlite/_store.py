@@ -74,6 +74,27 @@ _T = TypeVar("_T")
 _monotonic = time.monotonic
 _STAT_EVERY = 0.5
 """Seconds between checks, on the read path, that the database file is still the one open."""
+FRESH_FOR = 0.001
+"""Seconds a thread's change token is trusted without reading the WAL-index header again.
+
+The staleness bound of :meth:`SQLiteStore.generation` for commits by other processes:
+a check starting at least this long after such a commit sees it. Commits made in this
+process, by any store on the file, are seen by the next check.
+"""
+
+
+class _FileCommits:
+    """This process's commits to one database file, by any of its stores (see ``generation``)."""
+
+    __slots__ = ("counter", "last")
+
+    def __init__(self) -> None:
+        self.counter = itertools.count(1)
+        self.last = 0
+
+
+_COMMITS: dict[str, _FileCommits] = {}
+"""The real path of a database file -> this process's commits to it."""
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _HEAD = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
 
@@ -239,8 +260,7 @@ class SQLiteStore(SQLReads):
         self._path = os.path.realpath(os.path.expanduser(os.fspath(path)))
         self.receipts = receipts
         self._key = receipt_key
-        self._commits = itertools.count(1)
-        self._own = 0
+        self._commits = _COMMITS.setdefault(self._path, _FileCommits())
         self._next_stat = 0.0
         self._db = Connections(self._path, durable=durable, busy_timeout_ms=busy_timeout_ms)
         self._wal = WalIndex(self._path)
@@ -267,7 +287,7 @@ class SQLiteStore(SQLReads):
             # of the token right after the commit.
             version = int(conn.execute("PRAGMA data_version").fetchone()[0])
             serial = self._db.serial()
-            tx = _SQLiteTransaction(self, conn, scope, (serial, version, self._own))
+            tx = _SQLiteTransaction(self, conn, scope, (serial, version, self._commits.last))
             yield tx
             tx._conn.send()
         tx._commit = (serial, version, self._bump_own()) if tx.changed else tx._begin
@@ -282,40 +302,49 @@ class SQLiteStore(SQLReads):
         thread's ``data_version``, and one before this transaction's lock is already in its
         ``data_version``. A token equal to ``commit_generation`` therefore means no other
         commit since; an overwritten counter only makes :meth:`generation` differ (reload).
-        No lock: none may be held across ``fork``.
+        No lock: none may be held across ``fork``. The counter is the file's, shared by every
+        store on it in this process, so one store's commit moves the others' tokens too.
         """
-        self._own = value = next(self._commits)
+        commits = self._commits
+        commits.last = value = next(commits.counter)
         return value
 
     def generation(self) -> Hashable:
         """Return ``(connection, PRAGMA data_version, own commits)``: changes when anyone commits.
 
         The statement is run only when the WAL-index header in the ``-shm`` file moved since
-        this thread last read the token (see ``_shm``): a commit by any connection
-        moves it, so the token is as current as the statement would make it, at the cost of
-        a 96-byte read. Every half second, a ``stat`` also checks that the file at the path
-        is still the one open (see ``Connections.still_the_file``); a file created afresh
-        changes the token.
+        this thread last read the token (see ``_shm``): a commit by any connection moves it,
+        so the token is as current as the statement would make it, at the cost of a 96-byte
+        read. That read is itself skipped for :data:`FRESH_FOR` (1 ms) after it found nothing
+        new, unless this process committed to the file since: another process's commit is
+        seen by every check starting 1 ms after it or later, this process's by the next one.
+        Every half second, a ``stat`` also checks that the file at the path is still the one
+        open (see ``Connections.still_the_file``); a file created afresh changes the token.
         """
         now = _monotonic()
+        local = self._db.local
+        seen = getattr(local, "generation", None)
+        own = self._commits.last
+        if seen is not None and now < seen[3] and seen[1] == own:
+            trusted: Hashable = seen[2]  # read less than FRESH_FOR ago, nothing since here
+            return trusted
         if now >= self._next_stat:  # a stat per half second on the hot path; writes: always
             self._next_stat = now + _STAT_EVERY
             if not self._db.still_the_file():
-                self._own = next(self._commits)
+                own = self._bump_own()
             self._wal.refresh()
         header = self._wal.read()
-        local = self._db.local
-        seen = getattr(local, "generation", None)
-        if seen is not None and seen[0] == header and seen[1] == self._own:
+        if seen is not None and seen[0] == header and seen[1] == own:
             cached: Hashable = seen[2]  # the same bytes as a header trusted before
+            local.generation = (header, own, cached, now + FRESH_FOR)
             return cached
-        own = self._own
         with writing():
             version = int(self._db.get().execute("PRAGMA data_version").fetchone()[0])
         token = (self._db.serial(), version, own)
         # the header was read before the statement: a commit in between moves it again, so
         # the next call reads the statement again (never a token older than the header)
-        local.generation = (header, own, token) if self._wal.trusted(header) else None
+        trust = self._wal.trusted(header)
+        local.generation = (header, own, token, now + FRESH_FOR) if trust else None
         return token
 
     def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
