@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
 import traceback
 from pathlib import Path
@@ -179,6 +180,70 @@ def test_async_exception_propagates_and_is_recorded(sqlite_memory: FailureMemory
         asyncio.run(agent())
     assert info.value is error
     assert sqlite_memory.recent_failures()[0].tool == "parse"
+
+
+@pytest.mark.parametrize("where", ["memory.db", ":memory:", "postgresql"])
+def test_async_checks_of_a_current_index_are_decided_on_the_loop(
+    tmp_path: Path, clock: FakeClock, where: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the index is loaded, an async attempt is checked and its success counted on
+    the loop, from what the store holds in memory: no hop to the store's worker thread,
+    and no connection of the store used on the loop's thread. (SQLite's half-second check that
+    its file is still the one open runs off the loop: its clock is held still here.)"""
+    from scarguard.stores.sqlite import _store
+
+    monkeypatch.setattr(_store, "_monotonic", lambda: 1000.0)
+    schema = None
+    if where == "postgresql":
+        from helpers.postgres import drop_schema, new_schema, require_postgres, url_for
+
+        require_postgres()
+        schema = new_schema()
+        request_cleanup = functools.partial(drop_schema, schema)
+        path: Any = url_for(schema)
+    else:
+        request_cleanup = None
+        path = ":memory:" if where == ":memory:" else tmp_path / where
+    memory = FailureMemory(path, clock=clock)
+    store: Any = memory.store
+    hops: list[str] = []
+    statements: list[int] = []
+    off_loop = memory._off_loop
+
+    def counting_hop(fn: Any, /, *args: Any) -> Any:
+        hops.append(getattr(fn, "__name__", repr(fn)))
+        return off_loop(fn, *args)
+
+    memory._off_loop = counting_hop  # type: ignore[method-assign]
+    connections = getattr(store, "_db", None)  # SQLite's and PostgreSQL's, per thread
+    if connections is not None:
+        connection = connections.get
+
+        def spied_connection() -> Any:
+            statements.append(threading.get_ident())
+            return connection()
+
+        connections.get = spied_connection
+
+    async def agent() -> tuple[int, int, int]:
+        async with memory.attempt("read_file", {"path": "first.txt"}):
+            pass  # the first check loads the index (off the loop)
+        before = len(hops)
+        for n in range(20):
+            async with memory.attempt("read_file", {"path": f"{n}.txt"}) as attempt:
+                assert not attempt.refused
+        return before, len(hops), threading.get_ident()
+
+    try:
+        before, after, loop_thread = asyncio.run(agent())
+        during = list(statements)  # close() below runs after the loop, on this thread
+    finally:
+        memory.close()
+        if request_cleanup is not None:
+            request_cleanup()
+    assert before >= 1
+    assert after == before
+    assert loop_thread not in during
 
 
 def test_async_attempt_never_writes_the_store_on_the_loop_thread(

@@ -238,6 +238,31 @@ def test_a_commit_by_another_store_of_this_process_is_seen_at_once(
     assert mine.generation() != before
 
 
+def test_peek_generation_answers_while_nobody_committed(tmp_path: Path) -> None:
+    """``peek_generation`` (what an event loop asks) gives the token last read on any
+    thread while the header shows no commit, and ``None`` once anyone committed."""
+    path = tmp_path / "g.db"
+    store, theirs = SQLiteStore(path), SQLiteStore(path)
+    assert store.peek_generation() is None  # nothing read yet
+    token = store.generation()
+    on_another_thread: list[object] = []
+    worker = threading.Thread(target=lambda: on_another_thread.append(store.peek_generation()))
+    worker.start()
+    worker.join()
+    assert on_another_thread == [token]
+    with contextlib.closing(sqlite3.connect(path, isolation_level=None)) as other:
+        other.execute(
+            "INSERT INTO counters (workspace, project, key, count, last_at)"
+            " VALUES ('acme', 'web', 'k', 1, 1.0)"
+        )
+    assert store.peek_generation() is None
+    moved = store.generation()
+    assert moved != token and store.peek_generation() == moved
+    with theirs.transaction(SCOPE) as tx:  # this process, another store
+        tx.bump("k", 1.0)
+    assert store.peek_generation() is None
+
+
 def test_each_thread_has_its_own_connection_and_threads_lose_nothing(
     fresh_db: SQLiteStore,
 ) -> None:

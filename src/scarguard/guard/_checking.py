@@ -196,10 +196,7 @@ class CheckingMixin:
         (:meth:`_check_indexed` may decide the described call).
         """
         if nowait:
-            if self._generation is UNLOADED:
-                return None
-            peek = getattr(self.store, "peek_generation", None)
-            if peek is None or peek() != self._generation:
+            if not self._current_without_io():
                 return None
             index = self._index
         elif (token := self.store.generation()) == self._generation or token in self._tokens:
@@ -270,10 +267,7 @@ class CheckingMixin:
         revalidated by the observer: then run :meth:`check` off the loop. A refusal
         counted here is written with a later batch, off the loop.
         """
-        if self._generation is UNLOADED:
-            return None
-        peek = getattr(self.store, "peek_generation", None)
-        if peek is None or peek() != self._generation:
+        if not self._current_without_io():
             return None
         now = self.clock()
         enforcing = self.enforce if enforce is None else bool(enforce)
@@ -284,6 +278,18 @@ class CheckingMixin:
             if any(self._revalidator.needs_observation(v.constraint) for v in hits):
                 return None
         return self._decide(call, index, now, enforcing)[0]
+
+    def _current_without_io(self) -> bool:
+        """Return whether the cached index is known current without waiting on the store.
+
+        The store's ``peek_generation`` answers from what it holds in memory (``None``:
+        not known so); a store without one is never known current this way.
+        """
+        if self._generation is UNLOADED:
+            return False
+        peek = getattr(self.store, "peek_generation", None)
+        token = peek() if peek is not None else None
+        return token is not None and (token == self._generation or token in self._tokens)
 
     def _decide(
         self, call: Call, index: ConstraintIndex, now: float, enforce: bool

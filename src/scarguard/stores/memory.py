@@ -221,6 +221,10 @@ class MemoryStore:
         """Return a counter bumped by every committed change."""
         return self._generation
 
+    def peek_generation(self) -> Hashable | None:
+        """Return :meth:`generation`: it is held in memory (what an event loop asks)."""
+        return self._generation
+
     def load_constraints(self, scope: Scope) -> list[Constraint]:
         """Return the tenant's constraints, oldest first."""
         with self._lock:

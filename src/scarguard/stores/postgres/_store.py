@@ -334,6 +334,14 @@ class PostgresStore(PostgresUpkeep):
             return ("offline", time.monotonic() >= self._retry_at)
         return (self._watch.generation(), self._watch.own)
 
+    def peek_generation(self) -> Hashable | None:
+        """Return :meth:`generation`, which makes no round trip; ``None`` while offline.
+
+        It drains notifications already on the socket without waiting, so an event loop
+        may ask it.
+        """
+        return None if self._offline is not None else self.generation()
+
     def _read(self, read: Callable[[Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read-only snapshot if asked."""
         self._ready()

@@ -261,6 +261,9 @@ class SQLiteStore(SQLReads):
         self.receipts = receipts
         self._key = receipt_key
         self._commits = _COMMITS.setdefault(self._path, _FileCommits())
+        # (header, own commits, token) as last trusted by any thread: what peek_generation
+        # answers while the header stays the same
+        self._trusted: tuple[bytes | None, int, Hashable] | None = None
         self._next_stat = 0.0
         self._db = Connections(self._path, durable=durable, busy_timeout_ms=busy_timeout_ms)
         self._wal = WalIndex(self._path)
@@ -337,15 +340,36 @@ class SQLiteStore(SQLReads):
         if seen is not None and seen[0] == header and seen[1] == own:
             cached: Hashable = seen[2]  # the same bytes as a header trusted before
             local.generation = (header, own, cached, now + FRESH_FOR)
+            self._trusted = (header, own, cached)
             return cached
         with writing():
             version = int(self._db.get().execute("PRAGMA data_version").fetchone()[0])
         token = (self._db.serial(), version, own)
         # the header was read before the statement: a commit in between moves it again, so
         # the next call reads the statement again (never a token older than the header)
-        trust = self._wal.trusted(header)
-        local.generation = (header, own, token, now + FRESH_FOR) if trust else None
+        if self._wal.trusted(header):
+            local.generation = (header, own, token, now + FRESH_FOR)
+            self._trusted = (header, own, token)
+        else:
+            local.generation = None
         return token
+
+    def peek_generation(self) -> Hashable | None:
+        """Return the change token if it is known without a statement; else ``None``.
+
+        What an event loop asks (it never waits on the store): the token some thread last
+        read, while the WAL-index header is still the bytes it trusted then and this process
+        committed nothing since, so nobody did. One ``pread`` of the ``-shm`` file, no
+        SQLite lock. ``None`` when the header moved, or the half-second check that the file
+        is still the one open is due: :meth:`generation` then runs off the loop.
+        """
+        trusted = self._trusted
+        if trusted is None or trusted[1] != self._commits.last:
+            return None
+        if _monotonic() >= self._next_stat:
+            return None
+        header = self._wal.read()
+        return trusted[2] if header == trusted[0] else None
 
     def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read transaction if asked."""
