@@ -1,4 +1,8 @@
-"""The contract every store passes: memory, SQLite and JSON give identical answers."""
+"""The contract every store passes: every kind gives identical answers, and its chain verifies.
+
+The receipt chain is tested here once for every store: edited, deleted or swapped receipts
+and a wrong key are caught wherever the store keeps the chain.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +16,7 @@ import pytest
 from helpers.factories import constraint, failure
 from scarguard.errors import StoreError
 from scarguard.model import Scope
-from scarguard.receipts import verify_store
+from scarguard.receipts import KEY_ENV, verify_store
 from scarguard.stores import Store
 
 SCOPE = Scope("acme", "web")
@@ -338,21 +342,26 @@ def test_commit_generation_is_none_while_open_and_after_a_rollback(store: Store)
     assert store.generation() == before
 
 
-def other_writer(store: Store) -> tuple[Store, bool]:
-    """Return a second writer on the same data, and whether it must be closed afterwards."""
+def other_writer(store: Store, **options: Any) -> tuple[Store, bool]:
+    """Return a second writer on the same data, and whether it must be closed afterwards.
+
+    ``options`` open it (``receipt_key``: the memory store, one object, is given the key).
+    """
     from helpers.postgres import PG_URL
     from scarguard.stores import JSONStore, MemoryStore, SQLiteStore
 
     if isinstance(store, MemoryStore):  # one object: another transaction is another writer
+        if "receipt_key" in options:
+            store._key = options["receipt_key"]
         return store, False
     if isinstance(store, SQLiteStore):
-        return SQLiteStore(store.location), True
+        return SQLiteStore(store.location, **options), True
     if isinstance(store, JSONStore):
-        return JSONStore(store.location), True
+        return JSONStore(store.location, **options), True
     from scarguard.stores import PostgresStore
 
     assert isinstance(store, PostgresStore)
-    return PostgresStore(PG_URL, schema=store.schema), True
+    return PostgresStore(PG_URL, schema=store.schema, **options), True
 
 
 def eventually(predicate: Callable[[], bool], timeout: float = 10.0) -> bool:
@@ -618,3 +627,115 @@ def test_a_rolled_back_receipt_never_enters_the_chain(store: Store) -> None:
         tx.receipt("failure", {"i": 2}, 3.0)
     report = verify_store(store)
     assert report.valid and report.count == 2 and report.last_seq == 2, report
+
+
+# -- the chain of every store, tampered with where the store keeps it ----------------------
+
+
+def filled(store: Store, n: int = 6) -> Store:
+    for i in range(n):
+        with store.transaction(SCOPE) as tx:
+            tx.receipt("failure", {"i": i, "note": f"n{i}"}, 10.0 + i)
+    return store
+
+
+def edit_rows(store: Store, *statements: str) -> None:
+    """Run SQL on the store's own tables, as someone with access to the database would."""
+    if type(store).__name__ == "SQLiteStore":
+        import sqlite3
+
+        with sqlite3.connect(store.location) as conn:
+            for statement in statements:
+                conn.execute(statement)
+        return
+    import psycopg
+    from psycopg import sql
+
+    from helpers.postgres import PG_URL
+
+    with psycopg.connect(PG_URL) as conn:
+        schema = sql.Identifier(store.schema)  # type: ignore[attr-defined]
+        conn.execute(sql.SQL("SET search_path TO {}").format(schema))
+        for statement in statements:
+            conn.execute(statement)  # type: ignore[arg-type]
+
+
+def edit_chain(store: Store, change: Callable[[list[Any]], list[Any]]) -> None:
+    """Change the list of receipts (JSON: the journal's lines) where the store keeps it."""
+    from pathlib import Path
+
+    if type(store).__name__ == "MemoryStore":
+        chain = store._chain  # type: ignore[attr-defined]
+        chain[:] = change(list(chain))
+        return
+    path = Path(store.receipts_path)  # type: ignore[attr-defined]
+    path.write_bytes(b"".join(change(path.read_bytes().splitlines(keepends=True))))
+
+
+def tamper_payload(store: Store) -> None:
+    def edit(receipts: list[Any]) -> list[Any]:
+        fourth = receipts[3]
+        receipts[3] = (
+            fourth.replace(b"n3", b"n9")
+            if isinstance(fourth, bytes)
+            else attrs.evolve(fourth, payload=fourth.payload.replace("n3", "n9"))
+        )
+        return receipts
+
+    if type(store).__name__ in ("SQLiteStore", "PostgresStore"):
+        edit_rows(store, "UPDATE receipts SET payload = replace(payload, 'n3', 'n9') WHERE seq = 4")
+    else:
+        edit_chain(store, edit)
+
+
+def delete_middle(store: Store) -> None:
+    if type(store).__name__ in ("SQLiteStore", "PostgresStore"):
+        edit_rows(store, "DELETE FROM receipts WHERE seq = 4")
+    else:
+        edit_chain(store, lambda receipts: receipts[:3] + receipts[4:])
+
+
+def swap(store: Store) -> None:
+    if type(store).__name__ in ("SQLiteStore", "PostgresStore"):
+        edit_rows(
+            store,
+            "CREATE TEMP TABLE saved AS SELECT * FROM receipts WHERE seq IN (4, 5)",
+            "DELETE FROM receipts WHERE seq IN (4, 5)",
+            "INSERT INTO receipts SELECT 9 - seq, prev, type, at_ms, payload, hash FROM saved",
+        )
+    else:
+        edit_chain(store, lambda r: [*r[:3], r[4], r[3], *r[5:]])
+
+
+@pytest.mark.parametrize(("tamper", "broken"), [(tamper_payload, 4), (delete_middle, 4), (swap, 4)])
+def test_tampering_is_reported_at_the_right_receipt(
+    store: Store, tamper: Callable[[Store], None], broken: int
+) -> None:
+    """Editing a payload byte, deleting or swapping receipts is reported at receipt 4."""
+    filled(store)
+    assert verify_store(store).valid
+    tamper(store)
+    reopened, owned = other_writer(store)
+    try:
+        report = verify_store(reopened)
+    finally:
+        if owned:
+            reopened.close()
+    assert not report.valid and report.first_broken == broken, report
+
+
+def test_store_chains_use_the_key(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A store chain written with SCARGUARD_RECEIPT_KEY fails with another or no key."""
+    monkeypatch.setenv(KEY_ENV, "k1")
+    filled(store, n=2)
+    assert verify_store(store).valid
+    monkeypatch.setenv(KEY_ENV, "k2")
+    assert not verify_store(store).valid
+    monkeypatch.delenv(KEY_ENV)
+    assert not verify_store(store).valid
+    explicit, owned = other_writer(store, receipt_key="k1")
+    try:
+        assert verify_store(explicit).valid
+    finally:
+        if owned:
+            explicit.close()
