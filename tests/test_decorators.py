@@ -267,14 +267,7 @@ def test_pickle_by_value_refuses_in_memory_store(memory: FailureMemory) -> None:
     [
         "sqlite",
         "json",
-        pytest.param(
-            "postgres",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="stores.factory.default_path() makes $SCARGUARD_PATH a Path, which folds "
-                "the URL's '//' ('postgresql:/...'): open_store() then refuses it",
-            ),
-        ),
+        "postgres",
     ],
     indirect=True,
 )

@@ -87,6 +87,22 @@ def test_scarguard_path_overrides_the_default(
     assert isinstance(store, JSONStore) and store.location == str(tmp_path / "env.json")
 
 
+def test_scarguard_path_may_be_a_postgresql_url(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ``postgresql://`` URL in SCARGUARD_PATH opens that database (its "//" kept)."""
+    from helpers.postgres import drop_schema, new_schema, require_postgres, url_for
+
+    require_postgres()
+    schema = new_schema()
+    monkeypatch.setenv(PATH_ENV, url_for(schema))
+    store = open_store()
+    try:
+        assert type(store).__name__ == "PostgresStore"
+        assert schema in store.location
+    finally:
+        store.close()
+        drop_schema(schema)
+
+
 def test_an_unusable_default_falls_back_to_json_with_one_warning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -66,7 +66,11 @@ _FORMS = "None, ':memory:', a *.db / *.sqlite / *.sqlite3 or *.json path, a post
 
 
 def default_path() -> Path:
-    """Return ``$SCARGUARD_PATH`` (``~`` expanded), else ``.scarguard/memory.db`` in the CWD."""
+    """Return ``$SCARGUARD_PATH`` (``~`` expanded), else ``.scarguard/memory.db`` in the CWD.
+
+    A file's path: a URL in the variable (``postgresql://...``) is opened by
+    :func:`open_store` as written, not through this path.
+    """
     configured = os.environ.get(PATH_ENV)
     return Path(configured).expanduser() if configured else Path.cwd() / DEFAULT_PATH
 
@@ -91,9 +95,14 @@ def open_store(
         StoreError: An explicitly named store cannot be opened.
     """
     if path is None:
-        if os.environ.get(PATH_ENV):
+        configured = os.environ.get(PATH_ENV)
+        if configured:
+            # as given (``~`` expanded), not as a Path: a URL's "//" must survive
             return open_store(
-                default_path(), durable=durable, receipts=receipts, receipt_key=receipt_key
+                os.path.expanduser(configured),
+                durable=durable,
+                receipts=receipts,
+                receipt_key=receipt_key,
             )
         return _open_default(durable=durable, receipts=receipts, receipt_key=receipt_key)
     if not isinstance(path, (str, os.PathLike)):
