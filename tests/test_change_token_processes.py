@@ -10,6 +10,10 @@ with new salts, the last connection closing, a restore through SQLite's backup A
 call on what the file says now: refuse the call just banned, allow the one just lifted.
 (Its checks read the header every time here, as they do once the 1 ms for which a header
 that showed nothing new is trusted has passed: see ``test_store_sqlite``.)
+
+These tests are SQLite's alone: the JSON and PostgreSQL stores have no WAL, ``-shm`` or
+checkpoint to rewrite. Another process's ban and lift are seen on every store kind in
+``test_fast_path_processes``, ``test_change_token_threads`` and ``test_memory_persistence``.
 """
 
 from __future__ import annotations

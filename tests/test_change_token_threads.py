@@ -5,7 +5,8 @@ the store's own commits), and the memory keeps one token for the index it cached
 values of two connections are not comparable (a fresh connection starts at the same small
 value whatever was committed before it opened), so a token read on another thread must
 never pass for the one the index was loaded at. Another process bans or lifts a call;
-the next check, on a thread that did not load the index, must see it.
+the next check, on a thread that did not load the index, must see it: on SQLite, and on
+every other store kind a second process can open (``helpers.shared``).
 """
 
 from __future__ import annotations
