@@ -190,9 +190,9 @@ def test_async_checks_of_a_current_index_are_decided_on_the_loop(
     the loop, from what the store holds in memory: no hop to the store's worker thread,
     and no connection of the store used on the loop's thread. (SQLite's half-second check that
     its file is still the one open runs off the loop: its clock is held still here.)"""
-    from scarguard.stores.sqlite import _store
+    from scarguard.stores.sqlite import _token
 
-    monkeypatch.setattr(_store, "_monotonic", lambda: 1000.0)
+    monkeypatch.setattr(_token, "_monotonic", lambda: 1000.0)
     schema = None
     if where == "postgresql":
         from helpers.postgres import drop_schema, new_schema, require_postgres, url_for

@@ -18,7 +18,7 @@ from scarguard.model import Scope
 from scarguard.receipts import verify_store
 from scarguard.stores import SQLiteStore
 from scarguard.stores._sql import FAILURE_COLUMNS
-from scarguard.stores.sqlite import _store
+from scarguard.stores.sqlite import _token
 from scarguard.stores.sqlite._conn import Connections
 from scarguard.stores.sqlite._schema import SCHEMA_VERSION
 
@@ -208,7 +208,7 @@ def test_another_process_commit_is_seen_once_the_staleness_bound_has_passed(
     reading the WAL-index header; a commit this process did not make (a plain connection,
     as another process would) is seen by the first check after that."""
     clock = _Clock()
-    monkeypatch.setattr(_store, "_monotonic", clock)
+    monkeypatch.setattr(_token, "_monotonic", clock)
     path = tmp_path / "g.db"
     store = SQLiteStore(path)
     before = store.generation()
@@ -217,9 +217,9 @@ def test_another_process_commit_is_seen_once_the_staleness_bound_has_passed(
             "INSERT INTO counters (workspace, project, key, count, last_at)"
             " VALUES ('acme', 'web', 'k', 1, 1.0)"
         )
-    clock.now += _store.FRESH_FOR / 2
+    clock.now += _token.FRESH_FOR / 2
     assert store.generation() == before
-    clock.now += _store.FRESH_FOR
+    clock.now += _token.FRESH_FOR
     assert store.generation() != before
 
 
@@ -228,7 +228,7 @@ def test_a_commit_by_another_store_of_this_process_is_seen_at_once(
 ) -> None:
     """Stores of one process share the file's commit counter: no staleness between them."""
     clock = _Clock()
-    monkeypatch.setattr(_store, "_monotonic", clock)
+    monkeypatch.setattr(_token, "_monotonic", clock)
     path = tmp_path / "g.db"
     mine, theirs = SQLiteStore(path), SQLiteStore(path)
     before = mine.generation()

@@ -33,9 +33,9 @@ _SCRIPT = Path(__file__).resolve()
 @pytest.fixture
 def header_read_at_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
     """Checks in this process read the WAL-index header every time (no 1 ms of trust)."""
-    from scarguard.stores.sqlite import _store
+    from scarguard.stores.sqlite import _token
 
-    monkeypatch.setattr(_store, "FRESH_FOR", 0.0)
+    monkeypatch.setattr(_token, "FRESH_FOR", 0.0)
 
 
 class Peer:

@@ -11,17 +11,11 @@ The discipline, and why:
   never masks the exception in flight.
 * **One connection per thread, new ones after ``fork``** (see ``_conn``), and busy
   past ``busy_timeout`` retried by tenacity, then raised as :class:`StoreError`.
-* **Cheap revalidation**: :meth:`SQLiteStore.generation` is ``PRAGMA data_version`` (which
-  changes when another connection commits) plus a counter of this store's own commits
-  (which ``data_version`` does not see for the committing connection), with the number of
-  the calling thread's connection: ``data_version`` values of two connections are not
-  comparable (a new connection starts from the same small value whatever was committed
-  before it opened), so a token read on one thread never equals one read on another; a
-  memory remembers each thread's token its index was found current under
-  (``learning.index.keep_token``), so another thread's check reloads it once. A
-  transaction reads ``data_version`` once right after ``BEGIN IMMEDIATE`` (one PRAGMA, about
-  2 µs), so it can tell the token at its lock (``begin_generation``) and right after its
-  commit (``commit_generation``: the same ``data_version``, the own counter it set).
+* **Cheap revalidation**: :meth:`SQLiteStore.generation` changes when anyone commits and
+  costs no statement while the WAL-index header shows no commit (``_token``). A transaction
+  reads ``PRAGMA data_version`` once right after ``BEGIN IMMEDIATE``, so it can tell the
+  token at its lock (``begin_generation``) and right after its commit
+  (``commit_generation``: the same ``data_version``, the own counter it set).
 * **Receipts** live in the same file and are appended in the same transaction as what they
   attest; ``UNIQUE(prev)`` keeps the chain from forking. A checkpoint of the head is kept
   beside the store (``<path>.head``) to catch a truncated or rolled-back file.
@@ -32,10 +26,8 @@ The discipline, and why:
 from __future__ import annotations
 
 import contextlib
-import itertools
 import os
 import sqlite3
-import time
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -66,35 +58,11 @@ from scarguard.stores.sqlite._schema import (
     bump_many_returning_sql,
     bump_many_sql,
 )
-from scarguard.stores.sqlite._shm import WalIndex
+from scarguard.stores.sqlite._token import ChangeToken
 
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
-_monotonic = time.monotonic
-_STAT_EVERY = 0.5
-"""Seconds between checks, on the read path, that the database file is still the one open."""
-FRESH_FOR = 0.001
-"""Seconds a thread's change token is trusted without reading the WAL-index header again.
-
-The staleness bound of :meth:`SQLiteStore.generation` for commits by other processes:
-a check starting at least this long after such a commit sees it. Commits made in this
-process, by any store on the file, are seen by the next check.
-"""
-
-
-class _FileCommits:
-    """This process's commits to one database file, by any of its stores (see ``generation``)."""
-
-    __slots__ = ("counter", "last")
-
-    def __init__(self) -> None:
-        self.counter = itertools.count(1)
-        self.last = 0
-
-
-_COMMITS: dict[str, _FileCommits] = {}
-"""The real path of a database file -> this process's commits to it."""
 _RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _HEAD = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
 
@@ -260,14 +228,8 @@ class SQLiteStore(SQLReads):
         self._path = os.path.realpath(os.path.expanduser(os.fspath(path)))
         self.receipts = receipts
         self._key = receipt_key
-        self._commits = _COMMITS.setdefault(self._path, _FileCommits())
-        # (header, own commits, token) as last trusted by any thread: what peek_generation
-        # answers while the header stays the same
-        self._trusted: tuple[bytes | None, int, Hashable] | None = None
-        self._next_stat = 0.0
         self._db = Connections(self._path, durable=durable, busy_timeout_ms=busy_timeout_ms)
-        self._wal = WalIndex(self._path)
-        self._wal.refresh()
+        self._token = ChangeToken(self._path, self._db)
 
     @property
     def location(self) -> str:
@@ -290,86 +252,29 @@ class SQLiteStore(SQLReads):
             # of the token right after the commit.
             version = int(conn.execute("PRAGMA data_version").fetchone()[0])
             serial = self._db.serial()
-            tx = _SQLiteTransaction(self, conn, scope, (serial, version, self._commits.last))
+            tx = _SQLiteTransaction(self, conn, scope, (serial, version, self._token.own))
             yield tx
             tx._conn.send()
-        tx._commit = (serial, version, self._bump_own()) if tx.changed else tx._begin
+        tx._commit = (serial, version, self._token.bump()) if tx.changed else tx._begin
         self._db.keep_head(conn, version, tx.head)
-
-    def _bump_own(self) -> int:
-        """Count one own commit (just made) and return the value it set.
-
-        Values are unique (``next`` on ``itertools.count`` is atomic), though two threads
-        committing at once may set them out of order. That is harmless: the threads use
-        different connections, so a commit by another thread after this one moves this
-        thread's ``data_version``, and one before this transaction's lock is already in its
-        ``data_version``. A token equal to ``commit_generation`` therefore means no other
-        commit since; an overwritten counter only makes :meth:`generation` differ (reload).
-        No lock: none may be held across ``fork``. The counter is the file's, shared by every
-        store on it in this process, so one store's commit moves the others' tokens too.
-        """
-        commits = self._commits
-        commits.last = value = next(commits.counter)
-        return value
 
     def generation(self) -> Hashable:
         """Return ``(connection, PRAGMA data_version, own commits)``: changes when anyone commits.
 
-        The statement is run only when the WAL-index header in the ``-shm`` file moved since
-        this thread last read the token (see ``_shm``): a commit by any connection moves it,
-        so the token is as current as the statement would make it, at the cost of a 96-byte
-        read. That read is itself skipped for :data:`FRESH_FOR` (1 ms) after it found nothing
-        new, unless this process committed to the file since: another process's commit is
-        seen by every check starting 1 ms after it or later, this process's by the next one.
-        Every half second, a ``stat`` also checks that the file at the path is still the one
-        open (see ``Connections.still_the_file``); a file created afresh changes the token.
+        Without a statement while the WAL-index header shows no commit; trusted for 1 ms
+        without reading the header when it showed nothing new (commits by other processes
+        are seen 1 ms later at most; this process's at once): see ``_token``.
         """
-        now = _monotonic()
-        local = self._db.local
-        seen = getattr(local, "generation", None)
-        own = self._commits.last
-        if seen is not None and now < seen[3] and seen[1] == own:
-            trusted: Hashable = seen[2]  # read less than FRESH_FOR ago, nothing since here
-            return trusted
-        if now >= self._next_stat:  # a stat per half second on the hot path; writes: always
-            self._next_stat = now + _STAT_EVERY
-            if not self._db.still_the_file():
-                own = self._bump_own()
-            self._wal.refresh()
-        header = self._wal.read()
-        if seen is not None and seen[0] == header and seen[1] == own:
-            cached: Hashable = seen[2]  # the same bytes as a header trusted before
-            local.generation = (header, own, cached, now + FRESH_FOR)
-            self._trusted = (header, own, cached)
-            return cached
-        with writing():
-            version = int(self._db.get().execute("PRAGMA data_version").fetchone()[0])
-        token = (self._db.serial(), version, own)
-        # the header was read before the statement: a commit in between moves it again, so
-        # the next call reads the statement again (never a token older than the header)
-        if self._wal.trusted(header):
-            local.generation = (header, own, token, now + FRESH_FOR)
-            self._trusted = (header, own, token)
-        else:
-            local.generation = None
-        return token
+        return self._token.read()
 
     def peek_generation(self) -> Hashable | None:
         """Return the change token if it is known without a statement; else ``None``.
 
-        What an event loop asks (it never waits on the store): the token some thread last
-        read, while the WAL-index header is still the bytes it trusted then and this process
-        committed nothing since, so nobody did. One ``pread`` of the ``-shm`` file, no
-        SQLite lock. ``None`` when the header moved, or the half-second check that the file
-        is still the one open is due: :meth:`generation` then runs off the loop.
+        What an event loop asks (it never waits on the store): one ``pread`` of the
+        ``-shm`` file, no SQLite lock (``_token.ChangeToken.peek``); ``None`` sends the
+        check off the loop, to :meth:`generation`.
         """
-        trusted = self._trusted
-        if trusted is None or trusted[1] != self._commits.last:
-            return None
-        if _monotonic() >= self._next_stat:
-            return None
-        header = self._wal.read()
-        return trusted[2] if header == trusted[0] else None
+        return self._token.peek()
 
     def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read transaction if asked."""
@@ -393,7 +298,7 @@ class SQLiteStore(SQLReads):
             self._db.keep_head(conn, 0, None)  # the chain may change: read it next time
             for sql, params in statements:
                 conn.execute(sql, params)
-        self._bump_own()
+        self._token.bump()
 
     def clear(self, scope: Scope) -> None:
         """Delete the tenant's failures, counters and constraints; the chain stays."""
@@ -444,7 +349,7 @@ class SQLiteStore(SQLReads):
 
     def close(self) -> None:
         """Close every thread's connection; the store may not be used afterwards."""
-        self._wal.close()
+        self._token.close()
         self._db.close()
 
     def __repr__(self) -> str:
