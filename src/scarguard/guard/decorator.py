@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import inspect
 import pickle
-import sys
-import threading
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, ParamSpec, Protocol, TypeVar, overload
 
 import attrs
 import wrapt
 
-from scarguard import _fork
 from scarguard.errors import ConfigurationError
 from scarguard.frameworks import framework_tool_name
+from scarguard.guard._pickling import MemoryRef, load, lookup, memory_ref, reopen
 from scarguard.guard.binding import ArgBinder
 from scarguard.guard.failure_checks import FailurePredicate
 from scarguard.guard.options import GuardOptions
@@ -41,7 +39,6 @@ from scarguard.guard.tally import ToolStats
 from scarguard.guard.tool import ToolGuard
 from scarguard.memory import FailureMemory
 from scarguard.model import Decision
-from scarguard.policy import Policy
 
 __all__ = ["GuardedCallable", "GuardedTool", "guarded_tool"]
 
@@ -182,17 +179,17 @@ class GuardedTool(_FunctionWrapper, _GuardedAccess):
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         module, qualname = self.__module__, self.__qualname__
-        if _lookup(module, qualname) is self:
-            return (_load, (module, qualname))
+        if lookup(module, qualname) is self:
+            return (load, (module, qualname))
         guard = self.guard
         wrapped = self.__wrapped__
         raw = getattr(wrapped, "__func__", wrapped)
-        if _lookup(getattr(raw, "__module__", ""), getattr(raw, "__qualname__", "")) is not raw:
+        if lookup(getattr(raw, "__module__", ""), getattr(raw, "__qualname__", "")) is not raw:
             raise pickle.PicklingError(
                 f"cannot pickle guarded tool {qualname!r}: neither it nor the function it wraps"
                 f" is reachable as {module}.{qualname}; define the tool at module level"
             )
-        return (_rebuild, (wrapped, _memory_ref(guard), guard.options, guard.enabled))
+        return (_rebuild, (wrapped, memory_ref(guard), guard.options, guard.enabled))
 
     def __copy__(self) -> GuardedTool:
         return self
@@ -201,71 +198,10 @@ class GuardedTool(_FunctionWrapper, _GuardedAccess):
         return self
 
 
-def _lookup(module: str, qualname: str) -> Any:
-    obj: Any = sys.modules.get(module)
-    for part in qualname.split("."):
-        if obj is None or part == "<locals>":
-            return None
-        obj = vars(obj).get(part) if isinstance(obj, type) else getattr(obj, part, None)
-    return obj
-
-
-def _load(module: str, qualname: str) -> Any:
-    __import__(module)
-    found = _lookup(module, qualname)
-    if found is None:
-        raise pickle.UnpicklingError(f"guarded tool {module}.{qualname} not found")
-    return found
-
-
-@attrs.frozen
-class _MemoryRef:
-    location: str
-    workspace: str
-    project: str
-    policy: Policy
-
-
-_REOPENED: dict[tuple[str, str, str], FailureMemory] = {}
-_REOPEN_LOCK = threading.Lock()
-
-
-@_fork.in_child
-def _reset_after_fork() -> None:
-    global _REOPEN_LOCK
-    _REOPEN_LOCK = threading.Lock()  # another thread may have held it at fork time
-
-
-def _memory_ref(guard: ToolGuard) -> _MemoryRef | None:
-    memory = guard.explicit_memory
-    if memory is None:
-        return None
-    location = memory.store.location
-    if location == ":memory:" or "://" in location:
-        raise pickle.PicklingError(
-            f"cannot pickle guarded tool {guard.name!r} by value: its memory ({location}) cannot"
-            " be re-opened in another process; define the tool at module level"
-        )
-    scope = memory.scope
-    return _MemoryRef(location, scope.workspace, scope.project, memory.policy)
-
-
-def _reopen(ref: _MemoryRef) -> FailureMemory:
-    key = (ref.location, ref.workspace, ref.project)
-    with _REOPEN_LOCK:
-        memory = _REOPENED.get(key)
-        if memory is None:
-            memory = FailureMemory(
-                ref.location, workspace=ref.workspace, project=ref.project, policy=ref.policy
-            )
-            _REOPENED[key] = memory
-        return memory
-
-
 def _rebuild(
-    wrapped: Any, ref: _MemoryRef | None, options: GuardOptions, enabled: bool
+    wrapped: Any, ref: MemoryRef | None, options: GuardOptions, enabled: bool
 ) -> GuardedTool:
-    tool = _wrap(wrapped, None if ref is None else _reopen(ref), options)
+    tool = _wrap(wrapped, None if ref is None else reopen(ref), options)
     tool.guard.enabled = enabled
     return tool
 
