@@ -366,6 +366,35 @@ def test_store_failure_during_check_fail_closed(clock: FakeClock) -> None:
     assert isinstance(info.value.__cause__, StoreError)
 
 
+@pytest.mark.parametrize("is_async", [False, True])
+def test_a_default_memory_that_cannot_be_opened_is_named_by_both_warnings(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, is_async: bool
+) -> None:
+    """When the default memory cannot be opened, the call runs, and the record's warning
+    names the same cause as the check's (not the missing memory it could not record in)."""
+    monkeypatch.setenv("SCARGUARD_PATH", str(tmp_path / "memory.unknown"))
+    set_default_memory(None)
+
+    @guarded_tool
+    def ping(host: str) -> str:
+        return host
+
+    @guarded_tool
+    async def ping_async(host: str) -> str:
+        return host
+
+    try:
+        with pytest.warns(ScarguardWarning) as caught:
+            result = asyncio.run(ping_async("a")) if is_async else ping("a")
+    finally:
+        set_default_memory(None)
+    assert result == "a"
+    messages = [str(w.message) for w in caught]
+    assert any("could not check" in m and "ConfigurationError" in m for m in messages)
+    assert any("could not record" in m and "ConfigurationError" in m for m in messages)
+    assert not any("AttributeError" in m for m in messages)
+
+
 def test_store_failure_during_record_passes_result(
     memory: FailureMemory, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -65,6 +65,7 @@ class OutcomeMixin:
     _result: object
     _started: float
     _retry_state: Any
+    _unavailable: Exception | None
 
     if TYPE_CHECKING:  # provided by Attempt
 
@@ -106,6 +107,8 @@ class OutcomeMixin:
         memory = self.memory
         call = self._call or self.tool
         done: RecordResult | None = None
+        if self._unavailable is not None:
+            return self._recorded(self._safely(kwargs), kwargs)
         try:
             if kwargs["ok"]:
                 done = memory._record_success_nowait(
@@ -118,6 +121,9 @@ class OutcomeMixin:
         return self._recorded(done, kwargs)
 
     def _safely(self, kwargs: dict[str, Any]) -> RecordResult | None:
+        if self._unavailable is not None:  # no memory to record in: say why, as the check did
+            self._report("record", self._unavailable)
+            return None
         try:
             done = self.memory.record(self._call or self.tool, self._args, **kwargs)
         except Exception as exc:
