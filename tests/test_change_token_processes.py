@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.peer import Peer, header_read_at_every_check  # noqa: F401 (a fixture)
+from helpers.peer import Peer
 from scarguard import FailureMemory
 from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from helpers.peer import Peer, header_read_at_every_check  # noqa: F401 (a fixture)
+from helpers.peer import Peer
 from helpers.shared import Shared
 from scarguard import FailureMemory
 from scarguard.errors import ToolBlocked

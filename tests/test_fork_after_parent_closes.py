@@ -15,7 +15,7 @@ import os
 
 import pytest
 
-from helpers.peer import Peer, header_read_at_every_check  # noqa: F401 (a fixture)
+from helpers.peer import Peer
 from helpers.shared import Shared
 from helpers.waiting import wait_until
 from scarguard import FailureMemory

@@ -9,8 +9,8 @@ knows the statement committed when the answer comes back. ``m`` is closed at ``q
 
 A memory in this process trusts its change token for ``FRESH_FOR`` (1 ms) without reading
 the WAL-index header; the peer answers faster than that. Tests of what the next check sees
-after the peer's statement use :func:`header_read_at_every_check`: the check then reads the
-header as it does once the bound has passed.
+after the peer's statement use the ``header_read_at_every_check`` fixture (conftest): the
+check then reads the header as it does once the bound has passed.
 """
 
 from __future__ import annotations
@@ -23,19 +23,9 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 _SCRIPT = Path(__file__).resolve()
-
-
-@pytest.fixture
-def header_read_at_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Checks in this process read the WAL-index header every time (no 1 ms of trust)."""
-    from scarguard.stores.sqlite import _token
-
-    monkeypatch.setattr(_token, "FRESH_FOR", 0.0)
 
 
 class Peer:
