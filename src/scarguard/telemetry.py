@@ -163,6 +163,17 @@ def _in_use() -> bool:
     return _live
 
 
+def _unheard() -> bool:
+    """Return whether a routine signal reaches nobody: no DEBUG log, OpenTelemetry unused.
+
+    The first test of every decision and outcome signal (twice per guarded call), so the
+    common case (OpenTelemetry never imported) is answered without another call.
+    """
+    if _state != "off" and ("opentelemetry" in sys.modules or _state != _AUTO):
+        return False
+    return not LOGGER.isEnabledFor(logging.DEBUG)
+
+
 def _otel() -> _Signals | None:
     """Return the instruments, or ``None`` when OpenTelemetry is not in use."""
     global _signals
@@ -257,6 +268,8 @@ def decision_signals(
         blocking: The block-level constraints behind a refusal (empty when allowed).
         scope: The memory's tenant.
     """
+    if not blocking and _unheard():
+        return  # the allowed call nobody listens for: what nearly every call is
     if blocking and LOGGER.isEnabledFor(logging.INFO):
         first = blocking[0]
         verb = "refused" if decision == "refused" else "would refuse (shadow mode)"
@@ -312,6 +325,8 @@ def outcome_signals(
     scope: Scope,
 ) -> None:
     """Log what a record learned or lifted and send its OpenTelemetry signals."""
+    if not learned and not lifted and _unheard():
+        return
     if learned:
         log_constraints("learned", learned, scope)
     if lifted:

@@ -118,8 +118,12 @@ def liftable(
     says it changed nothing, so it is not a change (``reports_no_change`` in the shell
     helpers).
     """
-    lifted = [c for c in index.exact.get(call.fingerprint, ()) if c.tool == call.tool]
-    lifted.extend(_covered(index, call))
+    # (each lookup is asked first, so that the common success, which lifts nothing, builds
+    # no generator: this runs after every described success)
+    exact = index.exact.get(call.fingerprint)
+    lifted = [c for c in exact if c.tool == call.tool] if exact else []
+    if index.shell_exact:
+        lifted.extend(_covered(index, call))
     mutating = adapter.mutating(call) and not changed_nothing
     if mutating:
         changed = _changed_names(call)
@@ -141,16 +145,21 @@ def liftable(
         if index.missing and not call.targets:
             # a shell command that changed the workspace: the paths it names may exist now
             lifted.extend(index.missing[w] for w in command_words(call.args) if w in index.missing)
-    if mutating or adapter.requires_existing_target(call):
+    if index.missing and (mutating or adapter.requires_existing_target(call)):
         lifted.extend(index.missing[t] for t in call.targets if t in index.missing)
-    for target in call.targets:
-        # a change lifts every rule on the target; reading it lifts the warnings, which
-        # asked for exactly that (re-read before editing again)
-        lifted.extend(
-            c for c in index.target_rules.get(target, ()) if mutating or c.level is Level.WARN
-        )
+    if index.target_rules:
+        for target in call.targets:
+            # a change lifts every rule on the target; reading it lifts the warnings, which
+            # asked for exactly that (re-read before editing again)
+            rules = index.target_rules.get(target)
+            if rules:
+                lifted.extend(c for c in rules if mutating or c.level is Level.WARN)
     if call.action_class:
-        lifted.extend(index.strategy.get(call.action_class, ()))
+        strategy = index.strategy.get(call.action_class)
+        if strategy:
+            lifted.extend(strategy)
+    if len(lifted) < 2:
+        return lifted
     return list({c.key: c for c in lifted}.values())
 
 

@@ -121,6 +121,9 @@ def result_digest(result: Any) -> Hashable | None:
     one). The identity lives in this process only and is never stored, so Python's own
     hashing (the string hash is cached on the object) is enough and costs almost nothing.
     """
+    kind = type(result)
+    if kind is int or kind is bool:  # (a count, a flag: common, and their value is their text)
+        return ("i" if kind is int else "b", result)
     try:
         if isinstance(result, str):
             return ("s", len(result), hash(result))
