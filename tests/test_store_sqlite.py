@@ -238,9 +238,13 @@ def test_a_commit_by_another_store_of_this_process_is_seen_at_once(
     assert mine.generation() != before
 
 
-def test_peek_generation_answers_while_nobody_committed(tmp_path: Path) -> None:
+def test_peek_generation_answers_while_nobody_committed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``peek_generation`` (what an event loop asks) gives the token last read on any
-    thread while the header shows no commit, and ``None`` once anyone committed."""
+    thread while the header shows no commit, and ``None`` once anyone committed. (Each
+    ``generation()`` here reads the header, as it does once its 1 ms of trust has passed.)"""
+    monkeypatch.setattr(_token, "FRESH_FOR", 0.0)
     path = tmp_path / "g.db"
     store, theirs = SQLiteStore(path), SQLiteStore(path)
     assert store.peek_generation() is None  # nothing read yet
