@@ -182,7 +182,7 @@ def test_async_exception_propagates_and_is_recorded(sqlite_memory: FailureMemory
     assert sqlite_memory.recent_failures()[0].tool == "parse"
 
 
-@pytest.mark.parametrize("where", ["memory.db", ":memory:", "postgresql"])
+@pytest.mark.parametrize("where", ["memory.db", "memory.json", ":memory:", "postgresql"])
 def test_async_checks_of_a_current_index_are_decided_on_the_loop(
     tmp_path: Path, clock: FakeClock, where: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

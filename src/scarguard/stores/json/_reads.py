@@ -31,7 +31,10 @@ from scarguard.stores.json._locking import file_lock
 from scarguard.stores.protocol import CounterValue
 from scarguard.stores.records import export_records
 
-__all__ = ["JSONReads"]
+__all__ = ["NO_FILE", "JSONReads"]
+
+NO_FILE = ("no state file",)
+"""The change token while no state file exists."""
 
 _log = logging.getLogger("scarguard.stores.json_store")
 
@@ -209,8 +212,16 @@ class JSONReads:
         return notes
 
     def generation(self) -> Hashable:
-        """Return the state file's ``(inode, mtime_ns, size)``: changes with every commit."""
-        return self._stat_token()
+        """Return the state file's ``(inode, mtime_ns, size)``: changes with every commit.
+
+        :data:`NO_FILE` while no state file exists (nothing committed yet).
+        """
+        token = self._stat_token()
+        return NO_FILE if token is None else token
+
+    def peek_generation(self) -> Hashable | None:
+        """Return :meth:`generation` (what an event loop asks): one ``stat``, no file lock."""
+        return self.generation()
 
     def load_constraints(self, scope: Scope) -> list[Constraint]:
         """Return the tenant's constraints, oldest first."""

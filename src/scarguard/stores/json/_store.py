@@ -42,7 +42,7 @@ from scarguard.model import Scope
 from scarguard.stores._files import ShortFile, append_committed, atomic_write
 from scarguard.stores.json import _retention as retention
 from scarguard.stores.json import _state as js
-from scarguard.stores.json._reads import JSONReads
+from scarguard.stores.json._reads import NO_FILE, JSONReads
 from scarguard.stores.json._tx import JSONTransaction
 from scarguard.stores.records import import_records
 
@@ -115,13 +115,14 @@ class JSONStore(JSONReads):
                 (scope.workspace, scope.project),
                 receipts=self.receipts,
                 key=self._key,
-                begin=self._stat,  # reloaded or checked under this lock: the file's token
+                # reloaded or checked under this lock: the file's token, as generation() says it
+                begin=NO_FILE if self._stat is None else self._stat,
                 stored_failures=lambda: self._failures(state, (scope.workspace, scope.project)),
             )
             yield tx
             if tx.changed:
                 self._commit(state, tx)
-            tx.committed = self._stat
+            tx.committed = NO_FILE if self._stat is None else self._stat
 
     def _append(self, path: str, committed: int, lines: Iterable[bytes]) -> int:
         data = b"".join(lines)
