@@ -12,8 +12,9 @@ The package:
   :mod:`~scarguard.stores.postgres` (:class:`PostgresStore`, for fleets), each keeping its
   plumbing in ``_``-prefixed modules (connections, schemas, transactions, deadlines, change
   detection, files and locks);
-- what backends share: ``_sql`` (what SQLite and PostgreSQL share), ``_threads`` (their
-  per-thread connections) and ``_files`` (atomic replacement).
+- what backends share: ``_sql`` (what SQLite and PostgreSQL share), ``_held`` (what the
+  memory and JSON transactions share), ``_threads`` (the SQL stores' per-thread
+  connections) and ``_files`` (atomic replacement).
 
 The receipt chain every store appends to (``receipts.Appending``) and gives the primitives
 to verify it (``receipts.ChainReader``, verified by ``receipts.verify_store``), and

@@ -6,7 +6,7 @@ import bisect
 import functools
 import itertools
 import threading
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +22,7 @@ from scarguard.receipts import (
     Checkpoints,
     Receipt,
 )
+from scarguard.stores._held import HeldTransaction
 from scarguard.stores.protocol import CounterValue, failure_identity
 
 __all__ = ["MemoryStore"]
@@ -62,12 +63,12 @@ class _TenantData:
         self.counters[key] = value
 
 
-class _MemoryTransaction(Appending):
+class _MemoryTransaction(Appending, HeldTransaction):
     """Changes applied in place, each with its undo, so a rollback costs what the body did."""
 
     def __init__(self, store: MemoryStore, data: _TenantData) -> None:
         self._store = store
-        self._data = data
+        self.held: _TenantData = data
         self.changed = False
         self._chain_on = store.receipts
         self._chain_key = store._key
@@ -94,13 +95,13 @@ class _MemoryTransaction(Appending):
     def add_failure(self, failure: Failure) -> Failure:
         stored = attrs.evolve(failure, id=self._store._next_id)
         self._store._next_id += 1
-        self._data.failures.append(stored)
-        self._undo.append(lambda: _drop_last(self._data.failures))
+        self.held.failures.append(stored)
+        self._undo.append(lambda: _drop_last(self.held.failures))
         self.changed = True
         return stored
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
-        data = self._data
+        data = self.held
         old = data.counters.get(key)
         value = CounterValue((old.count if old else 0) + by, now)
         data.set_counter(key, value)
@@ -108,22 +109,11 @@ class _MemoryTransaction(Appending):
         self.changed = True
         return value.count
 
-    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
-        for key in keys:
-            self.bump(key, now, by)
-
-    def count(self, key: str) -> int:
-        value = self._data.counters.get(key)
-        return value.count if value else 0
-
     def failure_identities(self, since: float, until: float) -> set[tuple[Any, ...]]:
-        return {failure_identity(f) for f in self._data.failures if since <= f.at <= until}
-
-    def reset_many(self, prefixes: Sequence[str]) -> int:
-        return sum(self.reset(prefix) for prefix in prefixes)
+        return {failure_identity(f) for f in self.held.failures if since <= f.at <= until}
 
     def reset(self, prefix: str) -> int:
-        data = self._data
+        data = self.held
         doomed = data.prefixed(prefix)
         for key in doomed:
             old = data.counters[key]
@@ -132,30 +122,24 @@ class _MemoryTransaction(Appending):
         self.changed = self.changed or bool(doomed)
         return len(doomed)
 
-    def constraint(self, key: str) -> Constraint | None:
-        return self._data.constraints.get(key)
-
     def put_constraint(self, constraint: Constraint) -> None:
-        rules = self._data.constraints
+        rules = self.held.constraints
         old = rules.pop(constraint.key, None)
         rules[constraint.key] = constraint
         self._undo.append(functools.partial(self._restore, constraint.key, old))
         self.changed = True
 
     def _restore(self, key: str, old: Constraint | None) -> None:
-        self._data.constraints.pop(key, None)
+        self.held.constraints.pop(key, None)
         if old is not None:
-            self._data.constraints[key] = old
+            self.held.constraints[key] = old
 
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
-        removed = [c for k in keys if (c := self._data.constraints.pop(k, None)) is not None]
+        removed = [c for k in keys if (c := self.held.constraints.pop(k, None)) is not None]
         for constraint in removed:
             self._undo.append(functools.partial(self._restore, constraint.key, constraint))
         self.changed = self.changed or bool(removed)
         return removed
-
-    def constraints(self) -> list[Constraint]:
-        return sorted(self._data.constraints.values(), key=lambda c: (c.created_at, c.key))
 
     def _chain_head(self) -> tuple[int, str]:
         chain = self._store._chain

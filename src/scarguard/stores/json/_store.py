@@ -185,7 +185,7 @@ class JSONStore(JSONReads):
 
     def _commit(self, state: js.State, tx: JSONTransaction) -> None:
         tenants = dict(state.tenants)
-        tenants[tx.tenant] = tx.data
+        tenants[tx.tenant] = tx.held
         size = _entries(tenants)
         if size > self.max_entries and size > _entries(state.tenants):
             raise self._error(

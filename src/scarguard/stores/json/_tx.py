@@ -7,20 +7,21 @@ the changed tenant only after the body returns.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from scarguard.model import Constraint, Failure
 from scarguard.receipts import GENESIS, Appending, ChainWriter, Receipt
+from scarguard.stores._held import HeldTransaction
 from scarguard.stores.json._state import State, Tenant, TenantState
 from scarguard.stores.protocol import CounterValue, failure_identity
 
 __all__ = ["JSONTransaction"]
 
 
-class JSONTransaction(Appending):
+class JSONTransaction(Appending, HeldTransaction):
     """Changes of one JSON-store transaction, made on copies until the store commits them."""
 
     def __init__(
@@ -38,7 +39,7 @@ class JSONTransaction(Appending):
         self.stored_failures = stored_failures
         """The tenant's committed failures (read only when import asks for them)."""
         self.tenant = tenant
-        self.data = state.tenants.get(tenant, TenantState()).copy()
+        self.held: TenantState = state.tenants.get(tenant, TenantState()).copy()
         self.next_id = state.next_id
         self.receipt_seq = state.receipt_seq
         self.receipt_head = state.receipt_head
@@ -66,49 +67,32 @@ class JSONTransaction(Appending):
         return stored
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
-        old = self.data.counters.get(key)
+        old = self.held.counters.get(key)
         value = CounterValue((old.count if old else 0) + by, now)
-        self.data.counters[key] = value
+        self.held.counters[key] = value
         self.changed = True
         return value.count
-
-    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
-        for key in keys:
-            self.bump(key, now, by)
-
-    def count(self, key: str) -> int:
-        value = self.data.counters.get(key)
-        return value.count if value else 0
 
     def failure_identities(self, since: float, until: float) -> set[tuple[Any, ...]]:
         stored = (*self.stored_failures(), *self.failures)
         return {failure_identity(f) for f in stored if since <= f.at <= until}
 
-    def reset_many(self, prefixes: Sequence[str]) -> int:
-        return sum(self.reset(prefix) for prefix in prefixes)
-
     def reset(self, prefix: str) -> int:
-        doomed = [k for k in self.data.counters if k.startswith(prefix)]
+        doomed = [k for k in self.held.counters if k.startswith(prefix)]
         for key in doomed:
-            del self.data.counters[key]
+            del self.held.counters[key]
         self.changed = self.changed or bool(doomed)
         return len(doomed)
 
-    def constraint(self, key: str) -> Constraint | None:
-        return self.data.constraints.get(key)
-
     def put_constraint(self, constraint: Constraint) -> None:
-        self.data.constraints.pop(constraint.key, None)
-        self.data.constraints[constraint.key] = constraint
+        self.held.constraints.pop(constraint.key, None)
+        self.held.constraints[constraint.key] = constraint
         self.changed = True
 
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
-        removed = [c for k in keys if (c := self.data.constraints.pop(k, None)) is not None]
+        removed = [c for k in keys if (c := self.held.constraints.pop(k, None)) is not None]
         self.changed = self.changed or bool(removed)
         return removed
-
-    def constraints(self) -> list[Constraint]:
-        return sorted(self.data.constraints.values(), key=lambda c: (c.created_at, c.key))
 
     def _chain_head(self) -> tuple[int, str]:
         return self.receipt_seq, self.receipt_head or GENESIS
