@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
@@ -250,6 +251,23 @@ class Connections(PerThread[Connection]):
                     conn.execute(statement)
                 conn.execute("INSERT INTO migrations (name) VALUES (%s)", (name,))
         conn.execute("UPDATE meta SET version = %s", (SCHEMA_VERSION,))
+
+    @contextlib.contextmanager
+    def snapshot(self) -> Iterator[Connection]:
+        """Give this thread's connection inside one read-only snapshot, rolled back after.
+
+        ``REPEATABLE READ READ ONLY``: every statement of the block sees the same commits. A
+        driver error, in the block too, becomes :class:`StoreError` naming the server.
+        """
+        conn = self.get()
+        try:
+            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            try:
+                yield conn
+            finally:
+                rollback(conn)
+        except psycopg.Error as exc:
+            raise self.error("read failed", exc) from exc
 
     def get(self) -> Connection:
         """Return this thread's connection, opening (or reopening a dropped) one."""

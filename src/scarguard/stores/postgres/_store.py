@@ -345,15 +345,11 @@ class PostgresStore(PostgresUpkeep):
     def _read(self, read: Callable[[Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read-only snapshot if asked."""
         self._ready()
-        conn = self._db.get()
+        if snapshot:
+            with self._db.snapshot() as conn:
+                return read(conn)
         try:
-            if not snapshot:
-                return read(conn)
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            try:
-                return read(conn)
-            finally:
-                rollback(conn)
+            return read(self._db.get())
         except psycopg.Error as exc:
             raise self._db.error("read failed", exc) from exc
 

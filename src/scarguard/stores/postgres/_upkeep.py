@@ -14,8 +14,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
-import psycopg
-
 from scarguard.errors import StoreError
 from scarguard.model import Scope
 from scarguard.receipts import (
@@ -29,7 +27,7 @@ from scarguard.receipts import (
     verify_store,
 )
 from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads
-from scarguard.stores.postgres._conn import Connections, rollback
+from scarguard.stores.postgres._conn import Connections
 from scarguard.stores.postgres._schema import SQL
 from scarguard.stores.postgres._tx import Opened, PostgresTransaction
 from scarguard.stores.records import import_records
@@ -121,20 +119,13 @@ class PostgresUpkeep(SQLReads):
     def read_chain(self) -> Iterator[Chain]:
         """The chain and the head row, in one read-only snapshot (streamed in batches)."""
         self._ready()
-        conn = self._db.get()
-        try:
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
-            try:
-                row = conn.execute("SELECT seq, hash FROM receipt_head").fetchone()
-                head = None if row is None else (int(row[0]), str(row[1]))
-                with conn.cursor(name="scarguard_chain") as cursor:
-                    cursor.itersize = _CHAIN_BATCH
-                    rows = cursor.execute(CHAIN_SQL)
-                    yield Chain((Receipt(*r) for r in rows), head, key=self._key)
-            finally:
-                rollback(conn)
-        except psycopg.Error as exc:
-            raise self._db.error("read failed", exc) from exc
+        with self._db.snapshot() as conn:
+            row = conn.execute("SELECT seq, hash FROM receipt_head").fetchone()
+            head = None if row is None else (int(row[0]), str(row[1]))
+            with conn.cursor(name="scarguard_chain") as cursor:
+                cursor.itersize = _CHAIN_BATCH
+                rows = cursor.execute(CHAIN_SQL)
+                yield Chain((Receipt(*r) for r in rows), head, key=self._key)
 
     def purge_failures(self, scope: Scope, before: float) -> int:
         """Delete the tenant's failures recorded before ``before`` (one transaction)."""

@@ -247,6 +247,24 @@ class Connections(PerThread[sqlite3.Connection]):
         self._local.head = None if head is None else (conn, version, head)
 
     @contextlib.contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """Give this thread's connection inside one read transaction, rolled back after.
+
+        Under the fork gate (a fork waits for the read; the child closes this connection).
+        An SQLite error, in the block too, becomes :class:`StoreError` naming the file.
+        """
+        try:
+            with writing():
+                conn = self.get()
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    rollback(conn)
+        except sqlite3.Error as exc:
+            raise self.error("read failed", exc) from exc
+
+    @contextlib.contextmanager
     def write(self, conn: sqlite3.Connection) -> Iterator[None]:
         """Run the ``with`` block as one write transaction on ``conn``, all or nothing.
 

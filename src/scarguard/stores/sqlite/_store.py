@@ -45,7 +45,7 @@ from scarguard.receipts import (
 )
 from scarguard.stores._sql import CHAIN_SQL, INSERT_COLUMNS, TABLES, SQLReads, SQLTransaction
 from scarguard.stores.records import import_records
-from scarguard.stores.sqlite._conn import Connections, rollback
+from scarguard.stores.sqlite._conn import Connections
 from scarguard.stores.sqlite._schema import (
     BUMP,
     BUMP_MANY_ROWS,
@@ -278,16 +278,12 @@ class SQLiteStore(SQLReads):
 
     def _read(self, read: Callable[[sqlite3.Connection], _T], *, snapshot: bool = False) -> _T:
         """Run ``read`` on this thread's connection, in one read transaction if asked."""
+        if snapshot:
+            with self._db.snapshot() as conn:
+                return read(conn)
         try:
             with writing():  # fork waits for a statement (the child closes this connection)
-                conn = self._db.get()
-                if not snapshot:
-                    return read(conn)
-                conn.execute("BEGIN")
-                try:
-                    return read(conn)
-                finally:
-                    rollback(conn)
+                return read(self._db.get())
         except sqlite3.Error as exc:
             raise self._db.error("read failed", exc) from exc
 
@@ -318,17 +314,9 @@ class SQLiteStore(SQLReads):
     @contextmanager
     def read_chain(self) -> Iterator[Chain]:
         """The chain, read in one snapshot (this thread's connection, a read transaction)."""
-        try:
-            with writing():
-                conn = self._db.get()
-                conn.execute("BEGIN")
-                try:
-                    rows = conn.execute(CHAIN_SQL)
-                    yield Chain((Receipt(*row) for row in rows), key=self._key)
-                finally:
-                    rollback(conn)
-        except sqlite3.Error as exc:
-            raise self._db.error("read failed", exc) from exc
+        with self._db.snapshot() as conn:
+            rows = conn.execute(CHAIN_SQL)
+            yield Chain((Receipt(*row) for row in rows), key=self._key)
 
     def purge_failures(self, scope: Scope, before: float) -> int:
         """Delete the tenant's failures recorded before ``before`` (one transaction)."""
