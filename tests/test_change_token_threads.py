@@ -51,28 +51,38 @@ def path(shared: Shared) -> str:
     return shared.location("memory")
 
 
-def test_a_lift_by_another_process_is_allowed_on_a_new_thread(path: str, peer: Peer) -> None:
+def test_a_lift_by_another_process_is_allowed_on_a_new_thread(
+    path: str, peer: Peer, shared: Shared
+) -> None:
     peer.run(BAN)
     memory = FailureMemory(path)
     try:
         assert not memory.check(TOOL, ARGS).allowed  # loaded on this thread
+        before = memory.store.generation()
         peer.run(LIFT)
+        shared.noticed(memory.store, before)
         assert on_thread(lambda: memory.check(TOOL, ARGS).allowed)
     finally:
         memory.close()
 
 
-def test_a_ban_by_another_process_is_refused_on_a_new_thread(path: str, peer: Peer) -> None:
+def test_a_ban_by_another_process_is_refused_on_a_new_thread(
+    path: str, peer: Peer, shared: Shared
+) -> None:
     memory = FailureMemory(path)
     try:
         assert memory.check(TOOL, ARGS).allowed  # loaded on this thread
+        before = memory.store.generation()
         peer.run(BAN)
+        shared.noticed(memory.store, before)
         assert not on_thread(lambda: memory.check(TOOL, ARGS).allowed)
     finally:
         memory.close()
 
 
-def test_a_lift_by_another_process_is_allowed_to_an_async_tool(path: str, peer: Peer) -> None:
+def test_a_lift_by_another_process_is_allowed_to_an_async_tool(
+    path: str, peer: Peer, shared: Shared
+) -> None:
     """The async driver checks on the memory's store worker thread: a sync check on this
     thread loaded the index, another process lifts the ban, the async call runs."""
     peer.run(BAN)
@@ -84,13 +94,17 @@ def test_a_lift_by_another_process_is_allowed_to_an_async_tool(path: str, peer: 
 
     try:
         assert not memory.check(TOOL, ARGS).allowed
+        before = memory.store.generation()
         peer.run(LIFT)
+        shared.noticed(memory.store, before)
         assert asyncio.run(deploy("prod")) == "deployed prod"
     finally:
         memory.close()
 
 
-def test_a_ban_by_another_process_refuses_an_async_tool(path: str, peer: Peer) -> None:
+def test_a_ban_by_another_process_refuses_an_async_tool(
+    path: str, peer: Peer, shared: Shared
+) -> None:
     memory = FailureMemory(path)
 
     @guarded_tool(memory)
@@ -99,7 +113,9 @@ def test_a_ban_by_another_process_refuses_an_async_tool(path: str, peer: Peer) -
 
     try:
         assert memory.check(TOOL, ARGS).allowed
+        before = memory.store.generation()
         peer.run(BAN)
+        shared.noticed(memory.store, before)
         with pytest.raises(ToolBlocked):
             asyncio.run(deploy("prod"))
     finally:

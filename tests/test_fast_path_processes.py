@@ -41,7 +41,7 @@ def ours(path: str, peer: Peer) -> Iterator[FailureMemory]:
 
 
 def test_a_ban_from_another_process_refuses_a_fast_path_tool(
-    ours: FailureMemory, peer: Peer
+    ours: FailureMemory, peer: Peer, shared: Shared
 ) -> None:
     """Many fast-path calls here, then the peer's first failures of the tool: the identical
     call is refused and does not run; another call of the tool still runs."""
@@ -54,7 +54,9 @@ def test_a_ban_from_another_process_refuses_a_fast_path_tool(
 
     for _ in range(20):
         assert publish("pypi") == "published pypi"
+    before = ours.store.generation()
     peer.run(BAN)
+    shared.noticed(ours.store, before)
     with pytest.raises(ToolBlocked):
         publish("pypi")
     assert publish("testpypi") == "published testpypi"
@@ -62,7 +64,7 @@ def test_a_ban_from_another_process_refuses_a_fast_path_tool(
 
 
 def test_a_ban_from_another_memory_on_the_file_refuses_a_fast_path_tool(
-    ours: FailureMemory, path: str
+    ours: FailureMemory, path: str, shared: Shared
 ) -> None:
     ran: list[str] = []
 
@@ -72,10 +74,12 @@ def test_a_ban_from_another_memory_on_the_file_refuses_a_fast_path_tool(
         return "ok"
 
     assert publish("pypi") == "ok"
+    before = ours.store.generation()
     theirs = FailureMemory(path)
     try:
         for _ in range(2):
             theirs.record("publish", {"target": "pypi"}, error="permission denied")
+        shared.noticed(ours.store, before)
         with pytest.raises(ToolBlocked):
             publish("pypi")
     finally:
@@ -84,7 +88,7 @@ def test_a_ban_from_another_memory_on_the_file_refuses_a_fast_path_tool(
 
 
 def test_a_ban_from_another_process_refuses_an_async_fast_path_tool(
-    ours: FailureMemory, peer: Peer
+    ours: FailureMemory, peer: Peer, shared: Shared
 ) -> None:
     ran: list[str] = []
 
@@ -96,7 +100,9 @@ def test_a_ban_from_another_process_refuses_an_async_fast_path_tool(
     async def calls() -> None:
         for _ in range(5):
             assert await publish("pypi") == "ok"
+        before = ours.store.generation()
         await asyncio.get_running_loop().run_in_executor(None, peer.run, BAN)
+        shared.noticed(ours.store, before)
         with pytest.raises(ToolBlocked):
             await publish("pypi")
         assert await publish("testpypi") == "ok"
@@ -107,7 +113,7 @@ def test_a_ban_from_another_process_refuses_an_async_fast_path_tool(
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_a_tool_whose_only_ban_another_process_lifted_runs(
-    ours: FailureMemory, peer: Peer, kind: str
+    ours: FailureMemory, peer: Peer, shared: Shared, kind: str
 ) -> None:
     """The ban was learned here through the guarded tool; the peer forgets it: the call
     runs (and the tool's calls after its success are allowed again)."""
@@ -144,7 +150,9 @@ def test_a_tool_whose_only_ban_another_process_lifted_runs(
             call()
     with pytest.raises(ToolBlocked):
         call()
+    before = ours.store.generation()
     peer.run(LIFT)
+    shared.noticed(ours.store, before)
     assert call() == "ok"
     assert call() == "ok"
     assert ran == ["pypi"] * 4

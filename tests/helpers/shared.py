@@ -8,9 +8,12 @@ ends. The memory store lives in one process, so it is none of them.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Hashable
 from pathlib import Path
 
 from helpers.postgres import drop_schema, new_schema, require_postgres, url_for
+from helpers.waiting import wait_until
+from scarguard.stores.protocol import Store
 
 SHARED_KINDS = ("sqlite", "json", "postgres")
 """The store kinds several processes share (the memory store lives in one process)."""
@@ -38,6 +41,17 @@ class Shared:
         if self.schema is not None:
             return url_for(self.schema)
         return str(self.folder / f"{name}.{SUFFIX[self.kind]}")
+
+    def noticed(self, store: Store, before: Hashable) -> None:
+        """Wait until ``store`` can notice a commit made elsewhere since it said ``before``.
+
+        At once on the file kinds. On PostgreSQL another store's commit reaches this one
+        by a notification that arrives when the server sends it, after that commit has
+        returned: the store's token moves once it is here. The memory over ``store`` must
+        still notice the commit itself.
+        """
+        if self.kind == "postgres":
+            assert wait_until(lambda: store.generation() != before), "no notification came"
 
     def check_integrity(self, location: str) -> None:
         """SQLite: the database file passes its own integrity check."""
