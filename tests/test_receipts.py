@@ -10,13 +10,16 @@ import json
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 import attrs
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from scarguard.model import Scope
+from scarguard._frozen import FrozenDict
+from scarguard.model import Failure, Scope
 from scarguard.receipts import (
     COMPACT,
     GENESIS,
@@ -458,3 +461,70 @@ def test_reseal_is_sealing_again_at_another_place() -> None:
     again = reseal(first, 7, "b" * 64, "k")
     assert again == seal(7, "b" * 64, "failure", 12.5, {"x": 0.1}, "k")
     assert again.hash == again.expected_hash("k") != first.hash
+
+
+def _reference_payload_text(payload: object) -> str:
+    """The canonical payload text as the chain defines it: floats as their ``repr``."""
+
+    def plain(value: object) -> object:
+        if isinstance(value, bool) or value is None or isinstance(value, (str, int)):
+            return value
+        if isinstance(value, float):
+            return repr(value)
+        if isinstance(value, Mapping):
+            return {str(k): plain(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        raise AssertionError(value)
+
+    return json.dumps(plain(payload), sort_keys=True, separators=(",", ":"))
+
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+)
+_FLAT = st.dictionaries(st.text(max_size=6), _SCALARS, max_size=6)
+_PAYLOADS = st.dictionaries(
+    st.text(max_size=6),
+    _SCALARS
+    | _FLAT
+    | _FLAT.map(FrozenDict)
+    | st.lists(st.text(max_size=6), max_size=4)
+    | st.lists(_SCALARS, max_size=4).map(tuple)
+    | st.dictionaries(st.text(max_size=4), _FLAT | st.lists(_SCALARS, max_size=3), max_size=3),
+    max_size=5,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(payload=_PAYLOADS)
+def test_a_payload_is_sealed_as_its_canonical_text(payload: dict[str, object]) -> None:
+    """The payload text written directly (flat rows, key lists) is the encoder's, every case."""
+    assert seal(1, GENESIS, "failure", 1.5, payload).payload == _reference_payload_text(payload)
+
+
+def test_a_failure_receipt_payload_is_its_row_as_canonical_text() -> None:
+    """The failure receipt's shape: its row (floats as text) and the keys it taught."""
+    failure = Failure(
+        tool="bash",
+        fingerprint="f" * 24,
+        signature="command_failed",
+        blame="agent",
+        at=1_796_157_913.998597,
+        targets=("é.py", 'a"b'),
+        args={"command": "make \u2028 x", "n": 3, "ok": True},
+        error="exit 2",
+        duration_ms=12.5,
+        id=7,
+    )
+    payload = {"failure": failure.to_row(), "learned": ["x:1", "é"], "evicted": []}
+    text = seal(3, GENESIS, "failure", failure.at, payload).payload
+    assert text == _reference_payload_text(payload)
+    assert json.loads(text)["failure"]["at"] == "1796157913.998597"
+    assert json.loads(json.loads(text)["failure"]["args"]) == {
+        "command": "make \u2028 x", "n": 3, "ok": True,
+    }  # fmt: skip

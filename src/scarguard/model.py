@@ -25,6 +25,7 @@ from scarguard._fields import (
     finite_or_none,
 )
 from scarguard._frozen import EMPTY, freeze_mapping
+from scarguard._json import compact
 
 __all__ = [
     "Blame",
@@ -176,8 +177,8 @@ class Outcome:
 
 
 _FAILURE_JSON_FIELDS = ("targets", "args")
-_ROW_LIST = json.JSONEncoder(separators=(",", ":"))
-_ROW_MAPPING = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_ROW_LIST = compact()
+_ROW_MAPPING = compact(sort_keys=True)
 """How a failure row writes its targets and arguments (``json.dumps`` with these options)."""
 
 
@@ -229,8 +230,8 @@ class Failure:
             "at": self.at,
             "session": self.session,
             "action_class": self.action_class,
-            "targets": _ROW_LIST.encode(list(self.targets)),
-            "args": _ROW_MAPPING.encode(self.args),
+            "targets": _ROW_LIST(self.targets),
+            "args": _ROW_MAPPING(self.args),
             "error": self.error,
             "status_code": self.status_code,
             "duration_ms": self.duration_ms,

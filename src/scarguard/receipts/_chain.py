@@ -12,6 +12,8 @@ from typing import Any, Protocol
 
 import attrs
 
+from scarguard._json import compact
+
 GENESIS = "0" * 64
 """The ``prev`` of the first receipt."""
 KEY_ENV = "SCARGUARD_RECEIPT_KEY"
@@ -20,26 +22,59 @@ COMPACT = "compact"
 
 
 _ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
+_ENCODE = compact(sort_keys=True)
+"""``_ENCODER.encode``, with its C encoder built once."""
 _PLAIN = (str, int, bool, type(None))
 _quote: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or (
     json.encoder.py_encode_basestring_ascii
 )
 """The JSON string encoder ``_ENCODER`` uses (``ensure_ascii``), to build a body directly."""
-_MAKE_C_ENCODER: Any = getattr(json.encoder, "c_make_encoder", None)
-_C_ENCODER: Any = (
-    None
-    if _MAKE_C_ENCODER is None
-    else _MAKE_C_ENCODER(None, _ENCODER.default, _quote, None, ":", ",", True, False, True)
-)
-"""``_ENCODER``'s own C encoder, built once instead of at every ``encode`` (the same text:
-payloads are acyclic, so the circular-reference markers are left out)."""
+_LITERALS = {None: "null", True: "true", False: "false"}
 
 
 def _payload_text(payload: Any) -> str:
-    """Return ``_ENCODER.encode(payload)`` of a payload without floats."""
-    if _C_ENCODER is None or type(payload) is not dict:
-        return _ENCODER.encode(payload)
-    return "".join(_C_ENCODER(payload, 0))
+    """Return ``_ENCODER.encode(_no_floats(payload))``: the canonical text of a payload.
+
+    A payload of scalars, flat lists and flat dictionaries (a failure's row, the keys it
+    taught) is written directly, its floats as their ``repr`` strings; any other goes through
+    :func:`_no_floats` and the encoder.
+    """
+    if type(payload) is dict:
+        text = _flat_text(payload, nested=True)
+        if text is not None:
+            return text
+    return _ENCODE(_no_floats(payload))
+
+
+def _flat_text(value: dict[Any, Any], *, nested: bool) -> str | None:
+    """Return the canonical text of a dictionary of scalars, or ``None`` if it is not one.
+
+    With ``nested``, its values may also be lists of strings and dictionaries of scalars.
+    """
+    parts = []
+    for key in sorted(value) if all(type(k) is str for k in value) else ():
+        item = value[key]
+        kind = type(item)
+        if kind is str:
+            text = _quote(item)
+        elif kind is float:
+            text = _quote(repr(item))
+        elif kind is int:
+            text = int.__repr__(item)
+        elif item is None or kind is bool:
+            text = _LITERALS[item]
+        elif nested and kind is dict:
+            text = _flat_text(item, nested=False)
+        elif nested and (kind is list or kind is tuple) and all(type(v) is str for v in item):
+            text = "[" + ",".join([_quote(v) for v in item]) + "]"
+        else:
+            return None
+        if text is None:
+            return None
+        parts.append(f"{_quote(key)}:{text}")
+    if len(parts) != len(value):
+        return None
+    return "{" + ",".join(parts) + "}"
 
 
 def _body(seq: int, prev: str, kind: str, at_ms: int, payload: str) -> bytes:
@@ -55,7 +90,7 @@ def _body(seq: int, prev: str, kind: str, at_ms: int, payload: str) -> bytes:
             f'"seq":{seq},"type":{_quote(kind)}}}'
         ).encode()
     record = {"at_ms": at_ms, "payload": payload, "prev": prev, "seq": seq, "type": kind}
-    return _ENCODER.encode(record).encode()
+    return _ENCODE(record).encode()
 
 
 def _strings(*values: object) -> bool:
@@ -183,7 +218,7 @@ def seal(
     key: bytes | str | None = None,
 ) -> Receipt:
     """Return the receipt that follows ``prev`` for ``payload``."""
-    text = _payload_text(_no_floats(payload))
+    text = _payload_text(payload)
     at_ms = round(at * 1000)
     digest = _hash(_body(seq, prev, type, at_ms, text), key)
     return Receipt(seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash=digest)

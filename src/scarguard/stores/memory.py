@@ -93,7 +93,7 @@ class _MemoryTransaction(Appending, HeldTransaction):
         self._undo.clear()
 
     def add_failure(self, failure: Failure) -> Failure:
-        stored = attrs.evolve(failure, id=self._store._next_id)
+        stored = failure._with_id(self._store._next_id)
         self._store._next_id += 1
         self.held.failures.append(stored)
         self._undo.append(lambda: _drop_last(self.held.failures))
