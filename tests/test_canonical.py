@@ -183,3 +183,17 @@ def test_fingerprints_are_stable_across_versions() -> None:
     args["l"] = [1, {"k": "v"}]
     assert fingerprint("edit_file", args) == "fd9e1c8f3c1eee0f71567375"
     assert fingerprint("run_query", {"x": 1}) == "d685df25aa89f4fcef247911"
+
+
+@given(
+    st.text(max_size=20) | st.sampled_from(["read_file", 'quo"te', "nul\x00", "lone\udcff", "é"]),
+    st.dictionaries(st.text(max_size=10), JSON_VALUES, max_size=8),
+)
+def test_the_fingerprint_hashes_the_canonical_call_object(tool: str, args: dict[str, object]) -> None:
+    """The payload written around the encoded arguments is the canonical JSON of the whole
+    ``{"args": ..., "tool": ...}`` object, byte for byte (stored fingerprints stay valid)."""
+    import hashlib
+
+    payload = canonical_json({"args": args, "tool": tool})
+    expected = hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    assert fingerprint(tool, args) == expected

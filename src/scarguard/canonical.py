@@ -218,9 +218,20 @@ def canonical_json(value: Any) -> str:
     return _encode(to_jsonable(value))
 
 
+_encode_text: Any = json.encoder.encode_basestring
+"""The encoder's own string encoding (``ensure_ascii=False``): a JSON string literal."""
+
+
 def fingerprint(tool: str, args: Mapping[str, Any]) -> str:
-    """Return the fingerprint of a call: a hash of the tool and its canonical arguments."""
+    """Return the fingerprint of a call: a hash of the tool and its canonical arguments.
+
+    The hash is of ``{"args": ..., "tool": ...}`` encoded as :func:`canonical_json` does;
+    the two members are written around the encoded arguments in their sorted order (the
+    same bytes, without encoding the outer object: this runs on every described call).
+    """
     safe = args if _is_flat(args) else to_jsonable(args)
-    name = tool if type(tool) is str and len(tool) <= MAX_STRING else to_jsonable(tool)
-    payload = _encode({"args": safe, "tool": name})
+    if type(tool) is str and len(tool) <= MAX_STRING:
+        payload = f'{{"args":{_encode(safe)},"tool":{_encode_text(tool)}}}'
+    else:
+        payload = _encode({"args": safe, "tool": to_jsonable(tool)})
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:24]
