@@ -12,6 +12,8 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from scarguard.adapters import (
     API_CALL,
@@ -581,6 +583,29 @@ def test_screen_of_names_declines_what_the_values_decide() -> None:
         pass
 
     assert Own().screen_of_names("read_file", ["path"]) is None
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["path", "file", "dest", "url", "x", "offset"]),
+            st.sampled_from(["", "a.py", "b.py", "c.py", 3, None, ["a.py"]]),
+        ),
+        max_size=6,
+    )
+)
+def test_string_targets_keep_argument_order_without_repeats(items: list[tuple[str, Any]]) -> None:
+    """The string values of target keys, in order, empty ones and repeats left out; ``None``
+    when a target value is not a string."""
+    from scarguard.adapters._arguments import string_targets
+
+    args = dict(items)
+    keys = frozenset({"path", "file", "dest", "url"})
+    values = [v for k, v in args.items() if k in keys]
+    if any(type(v) is not str for v in values):
+        assert string_targets(args, keys) is None
+    else:
+        assert string_targets(args, keys) == tuple(dict.fromkeys(v for v in values if v))
 
 
 def test_string_targets_are_extracted_as_the_general_walk_does() -> None:

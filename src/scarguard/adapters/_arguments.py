@@ -78,14 +78,23 @@ def string_targets(args: Mapping[str, Any], keys: frozenset[str]) -> tuple[str, 
 
     ``None`` when a target value is not a string (lists, paths: the general walk).
     """
-    found: list[str] = []
+    # (most calls have one target: no list is built for it; this runs on every described call)
+    first: str | None = None
+    more: list[str] | None = None
     for key, value in args.items():
         if key in keys:
             if type(value) is not str:
                 return None
             if value:
-                found.append(value)
-    return tuple(dict.fromkeys(found)) if found else ()
+                if first is None:
+                    first = value
+                elif value != first:
+                    if more is None:
+                        more = [first]
+                    more.append(value)
+    if more is not None:
+        return tuple(dict.fromkeys(more))
+    return () if first is None else (first,)
 
 
 def strings(values: Any) -> Iterator[str]:
