@@ -98,3 +98,28 @@ def test_reading_commands_lift_nothing(memory: FailureMemory) -> None:
     fail(memory, "bash", args, "exit code 1")
     memory.record("bash", {"command": "ls -la scripts"}, ok=True)
     assert not memory.check("bash", args).allowed
+
+
+def test_a_batch_resets_what_each_of_its_successes_resets() -> None:
+    """The batched flush resets, each once, every prefix reset_keys_for_success names for
+    its described successes, and the strategy prefixes of its fast-path ones."""
+    from scarguard.guard._successes import success_resets
+    from scarguard.learning.keys import class_prefixes
+    from scarguard.learning.lifting import reset_keys_for_success
+    from scarguard.model import Call
+    from scarguard.policy import Policy
+
+    calls = [
+        Call("read_file", {"path": "a.py"}, ("a.py",), "file_read", "fp1"),
+        Call("read_file", {"path": "b.py"}, ("b.py",), "file_read", "fp2"),
+        Call("bash", {"command": "make"}, (), "shell_exec", "fp3"),
+        Call("helper", {}, (), None, "fp4"),
+        Call("read_file", {"path": "a.py"}, ("a.py",), "file_read", "fp1"),
+    ]
+    quick = [("grep_text", "search"), ("noop", None), ("grep_text", "search")]
+    per_tool, prefixes = success_resets([*calls, *quick])
+    expected = {p for c in calls for p in reset_keys_for_success(c, Policy(), False)}
+    expected |= {p for _, cls in quick if cls for p in class_prefixes(cls)}
+    assert len(prefixes) == len(set(prefixes))
+    assert set(prefixes) == expected
+    assert per_tool == {"read_file": 3, "bash": 1, "helper": 1, "grep_text": 2, "noop": 1}

@@ -22,8 +22,8 @@ from scarguard.adapters.tool_call import Screen
 from scarguard.guard._checking import UNLOADED
 from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
-from scarguard.learning.keys import class_prefixes
-from scarguard.learning.lifting import lift_on_success, liftable, reset_keys_for_success
+from scarguard.learning.keys import class_prefixes, exact_prefix
+from scarguard.learning.lifting import lift_on_success, liftable
 from scarguard.learning.progress import (
     NO_RESULT,
     ProgressTracker,
@@ -36,7 +36,36 @@ from scarguard.policy import Policy
 from scarguard.stores.protocol import Store, Transaction
 from scarguard.telemetry import outcome_signals
 
-__all__ = ["SuccessMixin"]
+__all__ = ["SuccessMixin", "success_resets"]
+
+
+def success_resets(
+    pending: Sequence[Call | tuple[str, str | None]],
+) -> tuple[Counter[str], list[str]]:
+    """Return a batch's successes per tool and the counter prefixes they reset.
+
+    What :func:`~scarguard.learning.lifting.reset_keys_for_success` says of each described
+    success (its exact-call prefix, and its action class's strategy prefixes), and the
+    strategy prefixes of each fast-path one (``(tool, action class)``: a tool that never
+    failed), each prefix once. An action class's prefixes are made once per batch, not once
+    per success: a batch holds up to ``success_batch`` calls, mostly of a few classes.
+    """
+    per_tool: Counter[str] = Counter()
+    exact: dict[str, None] = {}
+    classes: dict[str, None] = {}
+    for done in pending:
+        if isinstance(done, Call):
+            tool, action_class = done.tool, done.action_class
+            exact[exact_prefix(done)] = None
+        else:
+            tool, action_class = done
+        per_tool[tool] += 1
+        if action_class:
+            classes[action_class] = None
+    prefixes = list(exact)
+    for action_class in classes:
+        prefixes.extend(class_prefixes(action_class))
+    return per_tool, prefixes
 
 
 class SuccessMixin:
@@ -306,21 +335,11 @@ class SuccessMixin:
         """Write the batched counts: successes, refusals, and the counters successes reset.
 
         A described success resets its own failure record and its action class's strategy
-        counters; a fast-path one (a tool that never failed) only the latter. The counters
-        go in one ``bump_many`` per distinct amount, the resets in one ``reset_many``.
+        counters; a fast-path one (a tool that never failed) only the latter
+        (:func:`success_resets`). The counters go in one ``bump_many`` per distinct amount,
+        the resets in one ``reset_many``.
         """
-        per_tool: Counter[str] = Counter()
-        prefixes: dict[str, None] = {}
-        for done in pending:
-            if isinstance(done, Call):
-                per_tool[done.tool] += 1
-                mutating = self.adapter_for(done.tool).mutating(done)
-                prefixes.update(dict.fromkeys(reset_keys_for_success(done, self.policy, mutating)))
-            else:
-                tool, action_class = done
-                per_tool[tool] += 1
-                if action_class:
-                    prefixes.update(dict.fromkeys(class_prefixes(action_class)))
+        per_tool, prefixes = success_resets(pending)
         amounts = Counter(counts)
         amounts.update({f"ok:{tool}": n for tool, n in per_tool.items()})
         by_amount: dict[int, list[str]] = {}
@@ -330,7 +349,7 @@ class SuccessMixin:
             tx.bump_many(keys, now, n)
         if not pending:
             return
-        tx.reset_many(list(prefixes))
+        tx.reset_many(prefixes)
         tools = dict(sorted(per_tool.items()))
         tx.receipt("successes", {"count": len(pending), "tools": tools}, now)
 
