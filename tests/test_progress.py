@@ -287,3 +287,58 @@ def test_reading_with_a_shell_reader_can_loop_too() -> None:
         clock.advance(5)
         memory.record("bash", {"command": "cat notes.md"}, result="same")
     assert memory.check("bash", {"command": "cat notes.md"}).warnings
+
+
+class _Reference:
+    """The counts of runs as first written: every run in a plain dict, newest last."""
+
+    def __init__(self, warn: int, entries: int) -> None:
+        self.warn, self.entries = warn, entries
+        self.runs: dict[str, list[object]] = {}  # fingerprint -> [digest, count, tool]
+
+    def returned(self, fingerprint: str, digest: object, tool: str) -> int:
+        run = self.runs.pop(fingerprint, None)
+        if run is not None and run[0] == digest:
+            run[1] = int(run[1]) + 1  # type: ignore[call-overload]
+        else:
+            run = [digest, 1, tool]
+        self.runs[fingerprint] = run
+        if len(self.runs) > self.entries:
+            del self.runs[next(iter(self.runs))]
+        return int(run[1])  # type: ignore[call-overload]
+
+    def hot_tools(self) -> dict[str, int]:
+        hot: dict[str, int] = {}
+        for _, count, tool in self.runs.values():
+            if int(count) >= self.warn:  # type: ignore[call-overload]
+                hot[str(tool)] = hot.get(str(tool), 0) + 1
+        return hot
+
+
+@pytest.mark.parametrize("warn", [1, 2, 3])
+def test_runs_dropped_when_full_keep_every_count_right(
+    warn: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the oldest run dropped at each new call once full, the counts returned, the
+    tools with runs and the looping ones are those of every run kept in call order."""
+    import random
+
+    from scarguard.learning import progress
+
+    monkeypatch.setattr(progress, "_ENTRIES", 4)
+    tracker = ProgressTracker(Policy(loop_warn=warn))
+    reference = _Reference(warn, 4)
+    rng = random.Random(7)
+    for step in range(3000):
+        fingerprint = f"fp{rng.randrange(8)}"
+        tool = f"t{int(fingerprint[2:]) % 3}"
+        digest = rng.randrange(2)
+        got = tracker.returned(fingerprint, digest, float(step), tool=tool)
+        assert got == reference.returned(fingerprint, digest, tool)
+        assert list(tracker._runs) == list(reference.runs)
+        tools: dict[str, int] = {}
+        for run in reference.runs.values():
+            tools[str(run[2])] = tools.get(str(run[2]), 0) + 1
+        assert dict(tracker._tools) == tools
+        assert dict(tracker._hot_tools) == reference.hot_tools()
+        assert tracker._hot == sum(reference.hot_tools().values())

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import enum
 import time
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
@@ -179,13 +179,15 @@ class ProgressTracker:
     ) -> None:
         self.policy = policy
         self._fingerprint = fingerprint
-        self._runs: dict[str, _Run] = {}
+        # (ordered dicts: the least recently used entry is dropped at every new call once
+        # full, and a plain dict's first live entry is found past the ones deleted before)
+        self._runs: OrderedDict[str, _Run] = OrderedDict()
         self._hot = 0
         """How many remembered calls are at or over ``loop_warn`` (0: nothing to check)."""
         self._hot_tools: Counter[str] = Counter()
         self._tools: Counter[str] = Counter()
         """Remembered (fingerprinted) runs per tool."""
-        self._raw: dict[str, dict[Hashable, tuple[dict[str, Any], float]]] = {}
+        self._raw: dict[str, OrderedDict[Hashable, tuple[dict[str, Any], float]]] = {}
         """Per tool, results of calls not fingerprinted yet: digest -> (arguments, when)."""
 
     @property
@@ -215,13 +217,13 @@ class ProgressTracker:
                 return False
             return True  # nothing remembered of this tool: nothing to forget
         if kept is None:
-            kept = self._raw[tool] = {}
+            kept = self._raw[tool] = OrderedDict()
         elif digest in kept:
             self.resolve(tool)  # a result repeats: this call may be looping
             return False
         kept[digest] = (dict(args), now)
         if len(kept) > _ENTRIES:
-            del kept[next(iter(kept))]
+            kept.popitem(last=False)
         return True
 
     def resolve(self, tool: str) -> None:
@@ -240,22 +242,27 @@ class ProgressTracker:
         """Count one result of a call; return how many times in a row it returned it."""
         if tool and tool in self._raw:
             self.resolve(tool)
-        run = self._runs.pop(fingerprint, None)
-        if run is not None and run.digest == digest:
-            run.count += 1
-            if run.count == self.policy.loop_warn:
-                self._heat(run)
-        else:
-            if run is not None:
-                self._cool(run)
-            run = _Run(digest, 1, now, tool)
-            self._tools[tool] += 1
-            if self.policy.loop_warn == 1:
-                self._heat(run)
-        self._runs[fingerprint] = run  # newest last: the oldest is the first to go
-        if len(self._runs) > _ENTRIES:
-            self._cool(self._runs.pop(next(iter(self._runs))))
-        return run.count
+        runs = self._runs
+        warn = self.policy.loop_warn
+        run = runs.get(fingerprint)
+        if run is not None:
+            runs.move_to_end(fingerprint)  # newest last: the oldest is the first to go
+            if run.digest == digest:
+                run.count += 1
+                if run.count == warn:
+                    self._heat(run)
+                return run.count
+            self._cool(run)
+        new = runs[fingerprint] = _Run(digest, 1, now, tool)
+        if warn == 1:
+            self._heat(new)
+        if run is None and len(runs) > _ENTRIES:
+            oldest = runs.popitem(last=False)[1]
+            if oldest.tool == tool and oldest.count < warn:
+                return 1  # one run of the tool for another, neither looping: counts unchanged
+            self._cool(oldest)
+        self._tools[tool] += 1
+        return 1
 
     def since(self, fingerprint: str) -> float | None:
         """Return when the call's current run of identical results began, if it has one."""
