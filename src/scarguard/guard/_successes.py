@@ -28,7 +28,6 @@ from scarguard.learning.progress import (
     NO_RESULT,
     ProgressTracker,
     changes_results,
-    may_change,
     result_digest,
 )
 from scarguard.model import Call, Constraint, Scope
@@ -127,7 +126,8 @@ class SuccessMixin:
         self, call: Call, score: float | None, result: Any = NO_RESULT, nowait: bool = False
     ) -> tuple[Constraint, ...] | None:
         """:meth:`_record_success`, returning only what it lifted (``None``: deferred)."""
-        adapter = self.adapter_for(call.tool)
+        tool = call.tool
+        adapter = self.adapter_for(tool)
         if self._generation is UNLOADED:
             if nowait:
                 return None
@@ -142,22 +142,20 @@ class SuccessMixin:
             # may lift and the call would change the world otherwise: then it matters)
             quiet = mutating and reports_no_change(result)
             lift = bool(liftable(index, call, adapter, self.policy, changed_nothing=quiet))
-        full = (
-            len(self._pending) + self._pending_refusals + 1
-            >= self._batch
-        )
+        full = len(self._pending) + self._pending_refusals + 1 >= self._batch
         if nowait and (lift or full):
             return None
-        changing = may_change(call, mutating)
+        changing = changes_results(call.action_class, call.args, mutating)  # (may_change)
         digest = None if changing or result is NO_RESULT else result_digest(result)
+        now = self.clock()
         with self._view:
             if score is None:
                 self._tracker.ok(call.action_class)
             else:
                 self._tracker.note(Event.OK, call.action_class, score)
             if call.params:
-                self._last_ok[call.tool] = call
-            self._note_progress(call, changing, digest, self.clock())
+                self._last_ok[tool] = call
+            self._note_progress(call, changing, digest, now)
             if not lift:
                 self._pending.append(call)
         lifted: tuple[Constraint, ...] = ()
