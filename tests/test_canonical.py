@@ -189,7 +189,9 @@ def test_fingerprints_are_stable_across_versions() -> None:
     st.text(max_size=20) | st.sampled_from(["read_file", 'quo"te', "nul\x00", "lone\udcff", "é"]),
     st.dictionaries(st.text(max_size=10), JSON_VALUES, max_size=8),
 )
-def test_the_fingerprint_hashes_the_canonical_call_object(tool: str, args: dict[str, object]) -> None:
+def test_the_fingerprint_hashes_the_canonical_call_object(
+    tool: str, args: dict[str, object]
+) -> None:
     """The payload written around the encoded arguments is the canonical JSON of the whole
     ``{"args": ..., "tool": ...}`` object, byte for byte (stored fingerprints stay valid)."""
     import hashlib
