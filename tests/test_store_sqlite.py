@@ -36,7 +36,7 @@ def test_schema_is_migrated_and_versioned(fresh_db: SQLiteStore) -> None:
         assert {"failures", "counters", "constraints", "receipts", "_sqlite_migrations"} <= tables
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         names = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations")]
-        assert names == ["0001_initial"]
+        assert names == ["0001_initial", "0002_lighter_writes"]
         columns = [r[1] for r in conn.execute("PRAGMA table_info(failures)")]
         assert set(FAILURE_COLUMNS) | {"workspace", "project"} == set(columns)
 
@@ -49,7 +49,7 @@ def test_reopening_does_not_migrate_twice(tmp_path: Path) -> None:
     again = SQLiteStore(path)
     assert len(again.failures(SCOPE)) == 1
     with raw(again) as conn:
-        assert conn.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0] == 1
+        assert conn.execute("SELECT count(*) FROM _sqlite_migrations").fetchone()[0] == 2
 
 
 @pytest.mark.parametrize(("durable", "level"), [(False, 1), (True, 2)])
@@ -341,7 +341,7 @@ def test_receipts_off_verifies_empty(tmp_path: Path) -> None:
 
 
 def test_the_chain_cannot_fork(fresh_db: SQLiteStore) -> None:
-    """UNIQUE(prev): a second receipt extending the same head is rejected by the schema."""
+    """A second receipt extending the same head is rejected by the schema (a trigger)."""
     with fresh_db.transaction(SCOPE) as tx:
         tx.receipt("failure", {"x": 1}, 1.0)
     with raw(fresh_db) as conn, pytest.raises(sqlite3.IntegrityError):

@@ -17,8 +17,9 @@ The discipline, and why:
   token at its lock (``begin_generation``) and right after its commit
   (``commit_generation``: the same ``data_version``, the own counter it set).
 * **Receipts** live in the same file and are appended in the same transaction as what they
-  attest; ``UNIQUE(prev)`` keeps the chain from forking. A checkpoint of the head is kept
-  beside the store (``<path>.head``) to catch a truncated or rolled-back file.
+  attest; the schema keeps the chain from forking (the ``seq`` key, and a trigger that
+  lets a receipt on only as the next one, linked to the head). A checkpoint of the head is
+  kept beside the store (``<path>.head``) to catch a truncated or rolled-back file.
 * :meth:`SQLiteStore.clear` leaves the chain alone (it is append-only); receipts are the
   engine's to append, and a store never invents one.
 """
@@ -179,8 +180,8 @@ class _SQLiteTransaction(Appending, SQLTransaction):
         try:
             self._conn.execute(INSERT_RECEIPT, _receipt_row(receipt))
         except sqlite3.IntegrityError:
-            # UNIQUE(prev) or the seq key: the head moved under a stale cache. The write lock
-            # is held, so the head read now is the real one (the statement alone failed).
+            # The seq key or the chain's trigger: the head moved under a stale cache. The write
+            # lock is held, so the head read now is the real one (the statement alone failed).
             seq, prev = self._read_head()
             receipt = reseal(receipt, seq + 1, prev, self._chain_key)
             self._conn.execute(INSERT_RECEIPT, _receipt_row(receipt))
