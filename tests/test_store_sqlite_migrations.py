@@ -18,7 +18,7 @@ from scarguard.model import Scope
 from scarguard.receipts import GENESIS, verify_store
 from scarguard.stores import SQLiteStore
 from scarguard.stores._sql import INSERT_COLUMNS
-from scarguard.stores.sqlite import _conn, _schema, _store
+from scarguard.stores.sqlite import _conn, _schema, _tx
 from scarguard.testing import FakeClock
 
 SCOPE = Scope("acme", "web")
@@ -50,7 +50,7 @@ def version_1(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         patch.setattr(_conn, "SCHEMA_VERSION", 1)
         patch.setattr(_schema, "SCHEMA_VERSION", 1)
         patch.setattr(_schema, "migrations", lambda: only_initial)
-        patch.setattr(_store, "INSERT_FAILURE", V1_INSERT_FAILURE)
+        patch.setattr(_tx, "INSERT_FAILURE", V1_INSERT_FAILURE)
         yield
 
 

@@ -9,11 +9,14 @@ committed; the schema (the ``seq`` key, a trigger) catches a head gone stale any
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
+from helpers.factories import failure
 from scarguard import FailureMemory
+from scarguard.errors import StoreError
 from scarguard.model import Scope
 from scarguard.receipts import verify_store
 from scarguard.stores import SQLiteStore
@@ -158,4 +161,71 @@ def test_held_bumps_roll_back_with_the_transaction(tmp_path: Path) -> None:
         tx.bump_many(["a"], 1.0)
         raise RuntimeError("the body fails")
     assert store.counters(SCOPE) == {}
+    store.close()
+
+
+def _inside_the_fork_gate() -> bool:
+    from scarguard import _fork
+
+    return threading.get_ident() in _fork._active
+
+
+def _no_failures(store: SQLiteStore) -> bool:
+    return not store.failures(SCOPE) and store.counters(SCOPE) == {}
+
+
+def test_an_sqlite_error_in_the_body_rolls_back_as_store_error(tmp_path: Path) -> None:
+    """The error is named with the file; nothing of the transaction is left; the fork gate
+    and the write lock are released, so the next transaction writes."""
+    store = SQLiteStore(tmp_path / "s.db")
+    with pytest.raises(StoreError, match="write failed") as caught, store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+        tx.bump("a", 1.0)
+        tx._conn.execute("INSERT INTO no_such_table VALUES (1)")
+    assert store.location in str(caught.value)
+    assert isinstance(caught.value.__cause__, sqlite3.OperationalError)
+    assert _no_failures(store) and not _inside_the_fork_gate()
+    with store.transaction(SCOPE) as tx:
+        assert tx.add_failure(failure(1)).id == 1
+    store.close()
+
+
+def test_another_exception_in_the_body_propagates_unchanged(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    error = KeyError("the tool's own")
+    with pytest.raises(KeyError) as caught, store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+        tx.bump_many(["a"], 1.0)
+        raise error
+    assert caught.value is error
+    assert _no_failures(store) and not _inside_the_fork_gate()
+    store.close()
+
+
+def test_held_bumps_that_fail_at_the_commit_roll_back_as_store_error(tmp_path: Path) -> None:
+    store = SQLiteStore(tmp_path / "s.db")
+    with pytest.raises(StoreError, match="write failed"), store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+        tx.bump_many(["a"], None)  # type: ignore[arg-type]  # last_at is NOT NULL
+    assert _no_failures(store) and not _inside_the_fork_gate()
+    store.close()
+
+
+def test_a_commit_that_fails_rolls_back_as_store_error(tmp_path: Path) -> None:
+    """A constraint checked only at COMMIT (a deferred foreign key) fails the commit."""
+    store = SQLiteStore(tmp_path / "s.db")
+    conn = store._db.get()
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("CREATE TEMP TABLE parent (id INTEGER PRIMARY KEY)")
+    conn.execute(
+        "CREATE TEMP TABLE child (p INTEGER REFERENCES parent (id) DEFERRABLE INITIALLY DEFERRED)"
+    )
+    with pytest.raises(StoreError, match="commit failed"), store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(0))
+        tx._conn.execute("INSERT INTO child VALUES (7)")
+    assert not conn.in_transaction
+    assert _no_failures(store) and not _inside_the_fork_gate()
+    with store.transaction(SCOPE) as tx:
+        tx.add_failure(failure(1))
+    assert len(store.failures(SCOPE)) == 1
     store.close()

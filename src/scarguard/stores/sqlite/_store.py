@@ -29,172 +29,23 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from scarguard._fork import writing
-from scarguard.model import Constraint, Failure, Scope
-from scarguard.receipts import (
-    GENESIS,
-    Appending,
-    Chain,
-    ChainWriter,
-    FileCheckpoint,
-    Receipt,
-    reseal,
-)
-from scarguard.stores._sql import CHAIN_SQL, INSERT_COLUMNS, TABLES, SQLReads, SQLTransaction
+from scarguard.model import Scope
+from scarguard.receipts import Chain, FileCheckpoint, Receipt
+from scarguard.stores._sql import CHAIN_SQL, TABLES, SQLReads
 from scarguard.stores.records import import_records
 from scarguard.stores.sqlite._conn import Connections
-from scarguard.stores.sqlite._schema import (
-    BUMP,
-    BUMP_MANY_ROWS,
-    BUMP_RETURNING,
-    INSERT_FAILURE,
-    INSERT_RECEIPT,
-    PUT_CONSTRAINT,
-    SQL,
-    TENANT,
-    bump_many_returning_sql,
-    bump_many_sql,
-)
+from scarguard.stores.sqlite._schema import SQL
 from scarguard.stores.sqlite._token import ChangeToken
+from scarguard.stores.sqlite._tx import Writing
 
 __all__ = ["SQLiteStore"]
 
 _T = TypeVar("_T")
-_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
-_HEAD = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
-
-
-def _receipt_row(sealed: Receipt) -> tuple[Any, ...]:
-    return (sealed.seq, sealed.prev, sealed.type, sealed.at_ms, sealed.payload, sealed.hash)
-
-
-class _HeldBumps:
-    """A transaction's connection that holds counter bumps back until a statement follows.
-
-    A failure bumps several counters (``bump_many``) and then one more whose count it needs
-    (``bump``): held back, the first ones go out in the same multi-row statement as the
-    last. Any other statement, and the commit, sends them first, so every read sees them.
-    """
-
-    __slots__ = ("conn", "rows")
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self.conn = conn
-        self.rows: list[Any] = []  # the parameters of held rows, five per row
-
-    def execute(self, sql: str, params: Sequence[Any] = (), /) -> sqlite3.Cursor:
-        if self.rows:
-            self.send()
-        return self.conn.execute(sql, params)
-
-    def send(self) -> None:
-        """Write the held bumps (one statement per ``BUMP_MANY_ROWS`` rows)."""
-        rows, self.rows = self.rows, []
-        step = BUMP_MANY_ROWS * 5
-        for start in range(0, len(rows), step):
-            chunk = rows[start : start + step]
-            self.conn.execute(bump_many_sql(len(chunk) // 5), chunk)
-
-
-class _SQLiteTransaction(Appending, SQLTransaction):
-    _sql = SQL
-    _put_constraint = PUT_CONSTRAINT
-    _conn: _HeldBumps
-
-    def __init__(
-        self,
-        store: SQLiteStore,
-        conn: sqlite3.Connection,
-        scope: Scope,
-        begin: tuple[int, int, int],
-    ) -> None:
-        self._store = store
-        self._conn = _HeldBumps(conn)
-        self._tenant = (scope.workspace, scope.project)
-        self.changed = False
-        self._begin = begin
-        self._commit: tuple[int, int, int] | None = None
-        # The chain's head, when known without a read: the one this connection left at its
-        # last commit, if nobody committed since (same ``data_version``).
-        self.head = store._db.head(conn, begin[1]) if store.receipts else None
-        self._chain_on = store.receipts
-        self._chain_key = store._key
-
-    @property
-    def begin_generation(self) -> Hashable:
-        """``(connection, data_version, own commits)`` read right after ``BEGIN IMMEDIATE``."""
-        return self._begin
-
-    @property
-    def commit_generation(self) -> Hashable | None:
-        """``(connection, data_version at begin, own counter this commit set)``, or ``None``."""
-        return self._commit
-
-    def add_failure(self, failure: Failure) -> Failure:
-        row = failure.to_row()
-        values = (*self._tenant, *(row[c] for c in INSERT_COLUMNS))
-        cursor = self._conn.execute(INSERT_FAILURE, values)
-        self.changed = True
-        return failure._with_id(cursor.lastrowid)
-
-    def bump(self, key: str, now: float, by: int = 1) -> int:
-        self.changed = True
-        if not _RETURNING:
-            self._conn.execute(BUMP, (*self._tenant, key, by, now))
-            return self.count(key)
-        held = self._conn.rows
-        if held and len(held) < BUMP_MANY_ROWS * 5 and key not in held[2::5]:
-            # the held bumps and this one in one statement (each key once: one row back each)
-            params, self._conn.rows = [*held, *self._tenant, key, by, now], []
-            sql = bump_many_returning_sql(len(params) // 5)
-            return next(int(c) for k, c in self._conn.conn.execute(sql, params) if k == key)
-        row = self._conn.execute(BUMP_RETURNING, (*self._tenant, key, by, now)).fetchone()
-        return int(row[0])
-
-    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
-        if not keys:
-            return
-        workspace, project = self._tenant
-        self._conn.rows += [v for key in keys for v in (workspace, project, key, by, now)]
-        self.changed = True
-
-    def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
-        removed = []
-        for key in keys:
-            existing = self.constraint(key)
-            if existing is not None:
-                sql = f"DELETE FROM constraints WHERE {TENANT} AND key = ?"
-                self._conn.execute(sql, (*self._tenant, key))
-                removed.append(existing)
-        self.changed = self.changed or bool(removed)
-        return removed
-
-    def _chain_head(self) -> tuple[int, str]:
-        return self.head if self.head is not None else self._read_head()
-
-    def _append_receipt(self, receipt: Receipt) -> None:
-        try:
-            self._conn.execute(INSERT_RECEIPT, _receipt_row(receipt))
-        except sqlite3.IntegrityError:
-            # The seq key or the chain's trigger: the head moved under a stale cache. The write
-            # lock is held, so the head read now is the real one (the statement alone failed).
-            seq, prev = self._read_head()
-            receipt = reseal(receipt, seq + 1, prev, self._chain_key)
-            self._conn.execute(INSERT_RECEIPT, _receipt_row(receipt))
-        self.head = (receipt.seq, receipt.hash)
-        self.changed = True
-
-    def _read_head(self) -> tuple[int, str]:
-        found = self._conn.execute(_HEAD).fetchone()
-        return (int(found[0]), str(found[1])) if found else (0, GENESIS)
-
-
-if TYPE_CHECKING:  # mypy: the transaction gives the chain its primitives
-    _CHAIN_WRITER: type[ChainWriter] = _SQLiteTransaction
 
 
 class SQLiteStore(SQLReads):
@@ -242,22 +93,9 @@ class SQLiteStore(SQLReads):
         """Where the chain's checkpoint is kept: ``<path>.head``."""
         return self._path + ".head"
 
-    @contextmanager
-    def transaction(self, scope: Scope) -> Iterator[_SQLiteTransaction]:
+    def transaction(self, scope: Scope) -> Writing:
         """Hold SQLite's write lock (``BEGIN IMMEDIATE``); roll back if the body raises."""
-        self._db.still_the_file()  # never write into a file deleted or replaced meanwhile
-        conn = self._db.get()
-        with self._db.write(conn):
-            # Under the write lock: no connection can commit until ours does. data_version
-            # does not move with this connection's own commit, so it is also the first half
-            # of the token right after the commit.
-            version = int(conn.execute("PRAGMA data_version").fetchone()[0])
-            serial = self._db.serial()
-            tx = _SQLiteTransaction(self, conn, scope, (serial, version, self._token.own))
-            yield tx
-            tx._conn.send()
-        tx._commit = (serial, version, self._token.bump()) if tx.changed else tx._begin
-        self._db.keep_head(conn, version, tx.head)
+        return Writing(self._db, self._token, scope, receipts=self.receipts, key=self._key)
 
     def generation(self) -> Hashable:
         """Return ``(connection, PRAGMA data_version, own commits)``: changes when anyone commits.

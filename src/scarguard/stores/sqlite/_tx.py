@@ -1,0 +1,293 @@
+"""The SQLite store's write transaction: what a ``with store.transaction(scope)`` holds.
+
+:class:`Writing` is the context manager, a class rather than a generator because every
+failure record goes through it: ``BEGIN IMMEDIATE`` under the fork gate, ``PRAGMA
+data_version`` read at once (the change token at the lock), the body, the held counter bumps,
+``COMMIT``; anything raised rolls back, and the rollback never masks it; an SQLite error
+becomes :class:`~scarguard.errors.StoreError` naming the file. :class:`SQLiteTransaction` is
+what the body gets: the shared SQL methods, plus the failure, counter and receipt writes with
+this driver's statements.
+"""
+
+from __future__ import annotations
+
+import operator
+import sqlite3
+from collections.abc import Hashable, Iterable, Sequence
+from contextlib import AbstractContextManager
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from scarguard._fork import writing
+from scarguard.model import Constraint, Failure, Scope
+from scarguard.receipts import GENESIS, Appending, ChainWriter, Receipt, reseal
+from scarguard.stores._sql import INSERT_COLUMNS, SQLTransaction
+from scarguard.stores.sqlite._conn import Connections, rollback
+from scarguard.stores.sqlite._schema import (
+    BUMP,
+    BUMP_MANY_ROWS,
+    BUMP_RETURNING,
+    INSERT_FAILURE,
+    INSERT_RECEIPT,
+    PUT_CONSTRAINT,
+    SQL,
+    TENANT,
+    bump_many_returning_sql,
+    bump_many_sql,
+)
+
+__all__ = ["SQLiteTransaction", "Writing"]
+
+_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
+_HEAD = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
+_DATA_VERSION = "PRAGMA data_version"
+_failure_values = operator.itemgetter(*INSERT_COLUMNS)
+"""A failure row's values in ``INSERT_COLUMNS`` order."""
+
+
+class _OwnCommits(Protocol):
+    """This process's commits to the file (the store's ``_token.ChangeToken``)."""
+
+    @property
+    def own(self) -> int: ...
+
+    def bump(self) -> int: ...
+
+
+def _receipt_row(sealed: Receipt) -> tuple[Any, ...]:
+    return (sealed.seq, sealed.prev, sealed.type, sealed.at_ms, sealed.payload, sealed.hash)
+
+
+class _HeldBumps:
+    """A transaction's connection that holds counter bumps back until a statement follows.
+
+    A failure bumps several counters (``bump_many``) and then one more whose count it needs
+    (``bump``): held back, the first ones go out in the same multi-row statement as the
+    last. Any other statement, and the commit, sends them first, so every read sees them.
+    """
+
+    __slots__ = ("conn", "rows")
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self.rows: list[Any] = []  # the parameters of held rows, five per row
+
+    def execute(self, sql: str, params: Sequence[Any] = (), /) -> sqlite3.Cursor:
+        if self.rows:
+            self.send()
+        return self.conn.execute(sql, params)
+
+    def send(self) -> None:
+        """Write the held bumps (one statement per ``BUMP_MANY_ROWS`` rows)."""
+        rows, self.rows = self.rows, []
+        step = BUMP_MANY_ROWS * 5
+        for start in range(0, len(rows), step):
+            chunk = rows[start : start + step]
+            self.conn.execute(bump_many_sql(len(chunk) // 5), chunk)
+
+
+class SQLiteTransaction(Appending, SQLTransaction):
+    """One write transaction's operations, inside its ``BEGIN IMMEDIATE`` (see :class:`Writing`).
+
+    Args:
+        conn: The connection holding the write lock.
+        scope: The tenant written.
+        begin: The change token read right after ``BEGIN IMMEDIATE``.
+        head: The chain's head when known without a read (``None``: read it if needed).
+        receipts: Whether receipts are kept.
+        key: The chain's HMAC key.
+    """
+
+    _sql = SQL
+    _put_constraint = PUT_CONSTRAINT
+    _conn: _HeldBumps
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        scope: Scope,
+        begin: tuple[int, int, int],
+        head: tuple[int, str] | None,
+        *,
+        receipts: bool,
+        key: bytes | str | None,
+    ) -> None:
+        self._conn = _HeldBumps(conn)
+        self._tenant = (scope.workspace, scope.project)
+        self.changed = False
+        self._begin = begin
+        self._commit: tuple[int, int, int] | None = None
+        self.head = head
+        self._chain_on = receipts
+        self._chain_key = key
+
+    @property
+    def begin_generation(self) -> Hashable:
+        """``(connection, data_version, own commits)`` read right after ``BEGIN IMMEDIATE``."""
+        return self._begin
+
+    @property
+    def commit_generation(self) -> Hashable | None:
+        """``(connection, data_version at begin, own counter this commit set)``, or ``None``."""
+        return self._commit
+
+    def add_failure(self, failure: Failure) -> Failure:
+        cursor = self._conn.execute(
+            INSERT_FAILURE, (*self._tenant, *_failure_values(failure.to_row()))
+        )
+        self.changed = True
+        return failure._with_id(cursor.lastrowid)
+
+    def bump(self, key: str, now: float, by: int = 1) -> int:
+        self.changed = True
+        if not _RETURNING:
+            self._conn.execute(BUMP, (*self._tenant, key, by, now))
+            return self.count(key)
+        held = self._conn.rows
+        if held and len(held) < BUMP_MANY_ROWS * 5 and key not in held[2::5]:
+            # the held bumps and this one in one statement (each key once: one row back each)
+            params, self._conn.rows = [*held, *self._tenant, key, by, now], []
+            sql = bump_many_returning_sql(len(params) // 5)
+            for found, count in self._conn.conn.execute(sql, params):
+                if found == key:
+                    return int(count)
+        row = self._conn.execute(BUMP_RETURNING, (*self._tenant, key, by, now)).fetchone()
+        return int(row[0])
+
+    def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
+        if not keys:
+            return
+        workspace, project = self._tenant
+        self._conn.rows += [v for key in keys for v in (workspace, project, key, by, now)]
+        self.changed = True
+
+    def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
+        removed = []
+        for key in keys:
+            existing = self.constraint(key)
+            if existing is not None:
+                sql = f"DELETE FROM constraints WHERE {TENANT} AND key = ?"
+                self._conn.execute(sql, (*self._tenant, key))
+                removed.append(existing)
+        self.changed = self.changed or bool(removed)
+        return removed
+
+    def _chain_head(self) -> tuple[int, str]:
+        return self.head if self.head is not None else self._read_head()
+
+    def _append_receipt(self, receipt: Receipt) -> None:
+        try:
+            self._conn.execute(INSERT_RECEIPT, _receipt_row(receipt))
+        except sqlite3.IntegrityError:
+            # The seq key or the chain's trigger: the head moved under a stale cache. The write
+            # lock is held, so the head read now is the real one (the statement alone failed).
+            seq, prev = self._read_head()
+            receipt = reseal(receipt, seq + 1, prev, self._chain_key)
+            self._conn.execute(INSERT_RECEIPT, _receipt_row(receipt))
+        self.head = (receipt.seq, receipt.hash)
+        self.changed = True
+
+    def _read_head(self) -> tuple[int, str]:
+        found = self._conn.execute(_HEAD).fetchone()
+        return (int(found[0]), str(found[1])) if found else (0, GENESIS)
+
+
+if TYPE_CHECKING:  # mypy: the transaction gives the chain its primitives
+    _CHAIN_WRITER: type[ChainWriter] = SQLiteTransaction
+
+
+class Writing:
+    """One write transaction on this thread's connection: ``with`` gives its operations.
+
+    Args:
+        db: The store's connections.
+        token: The store's change token (its own counter moves with each commit that wrote).
+        scope: The tenant written.
+        receipts: Whether receipts are kept.
+        key: The chain's HMAC key.
+    """
+
+    __slots__ = ("_db", "_gate", "_key", "_receipts", "_scope", "_token", "_tx")
+
+    def __init__(
+        self,
+        db: Connections,
+        token: _OwnCommits,
+        scope: Scope,
+        *,
+        receipts: bool,
+        key: bytes | str | None,
+    ) -> None:
+        self._db = db
+        self._token = token
+        self._scope = scope
+        self._receipts = receipts
+        self._key = key
+        self._gate: AbstractContextManager[None] | None = None
+        self._tx: SQLiteTransaction | None = None
+
+    def __enter__(self) -> SQLiteTransaction:
+        db = self._db
+        db.still_the_file()  # never write into a file deleted or replaced meanwhile
+        conn = db.get()
+        gate = writing()  # no fork while this thread holds the write lock (scarguard._fork)
+        gate.__enter__()
+        try:
+            db.begin(conn)
+            try:
+                # Under the write lock: no connection can commit until ours does.
+                # data_version does not move with this connection's own commit, so it is
+                # also the first half of the token right after the commit.
+                version = int(conn.execute(_DATA_VERSION).fetchone()[0])
+            except BaseException as exc:
+                rollback(conn)
+                if isinstance(exc, sqlite3.Error):
+                    raise db.error("write failed", exc) from exc
+                raise
+            # The chain's head, when known without a read: the one this connection left at
+            # its last commit, if nobody committed since (same data_version).
+            head = db.head(conn, version) if self._receipts else None
+            begin = (db.serial(), version, self._token.own)
+        except BaseException:
+            gate.__exit__(None, None, None)
+            raise
+        self._gate = gate
+        tx = self._tx = SQLiteTransaction(
+            conn, self._scope, begin, head, receipts=self._receipts, key=self._key
+        )
+        return tx
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        tx, gate = self._tx, self._gate
+        assert tx is not None and gate is not None, "a transaction exits only once it began"
+        db = self._db
+        conn = tx._conn.conn
+        try:
+            if exc is not None:
+                rollback(conn)
+                if isinstance(exc, sqlite3.Error):
+                    raise db.error("write failed", exc) from exc
+                return
+            try:
+                if tx._conn.rows:
+                    tx._conn.send()
+            except BaseException as error:
+                rollback(conn)
+                if isinstance(error, sqlite3.Error):
+                    raise db.error("write failed", error) from error
+                raise
+            try:
+                conn.execute("COMMIT")
+            except sqlite3.Error as error:
+                rollback(conn)
+                raise db.error("commit failed", error) from error
+        finally:
+            gate.__exit__(None, None, None)
+        version = tx._begin[1]
+        tx._commit = (tx._begin[0], version, self._token.bump()) if tx.changed else tx._begin
+        db.keep_head(conn, version, tx.head)
