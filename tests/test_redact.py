@@ -164,3 +164,38 @@ def test_argument_names_are_judged_by_each_redactor_its_own_way() -> None:
             "command": REDACTED,
             "password": "pw",
         }
+
+
+_NAMES = st.sampled_from(["command", "path", "password", "api_key", "Token", "n", "", "max_tokens"])
+_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.floats(),
+    st.sampled_from(["", "ls", "password=hunter2", "sk-proj-" + "A" * 20, "x" * 2048, "x" * 2049]),
+    st.text(max_size=600),
+    st.lists(st.text(max_size=5), max_size=2),
+)
+
+
+@given(st.dictionaries(st.one_of(_NAMES, st.text(max_size=8)), _VALUES, max_size=6))
+def test_flat_arguments_are_redacted_as_by_the_general_walk(args: dict[str, object]) -> None:
+    """Arguments of strings and scalars take a shorter way to the same redacted copy."""
+    from scarguard._frozen import freeze_mapping
+    from scarguard.canonical import to_jsonable
+
+    redactor = Redactor(max_value=100)
+    walked = redactor._walk(to_jsonable(args))
+    assert redactor.args(args) == walked
+    assert list(redactor.args(args)) == list(walked)
+    assert redactor.args(freeze_mapping(args)) == walked
+
+
+def test_arguments_with_other_keys_or_values_take_the_general_walk() -> None:
+    """Keys that are not strings and values that are not flat are walked as before."""
+    redactor = Redactor()
+    assert redactor.args({1: "a", "b": 2}) == {"1": "a", "b": 2}  # type: ignore[dict-item]
+    assert redactor.args({"x": float("inf"), "token": "t"}) == {"token": REDACTED, "x": "inf"}
+    assert redactor.args({"x": ["password=hunter2"]}) == {"x": [f"password={REDACTED}"]}
+    assert redactor.args({"x": "y" * 3000})["x"].startswith("<sha256:")
+    assert redactor.args({f"k{i}": i for i in range(300)})["<truncated>"].startswith("300 keys")

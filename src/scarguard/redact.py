@@ -17,7 +17,9 @@ from typing import Any
 
 import attrs
 
-from scarguard.canonical import storable_text, to_jsonable
+from scarguard._frozen import FrozenDict
+from scarguard._secret_shapes import SHAPES, PatternGates, alternation
+from scarguard.canonical import MAX_ITEMS, MAX_STRING, storable_text, to_jsonable
 
 __all__ = [
     "DEFAULT_SECRET_PATTERNS",
@@ -33,35 +35,7 @@ REDACTED = "[REDACTED]"
 WITHHELD = "[withheld: reads like instructions]"
 """What is shown instead of untrusted text that reads like instructions to the model."""
 
-DEFAULT_SECRET_PATTERNS: tuple[str, ...] = (
-    r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}",  # OpenAI / Anthropic style keys
-    r"\bgh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
-    r"\bgithub_pat_[A-Za-z0-9_]{20,}",
-    r"\bxox[abprs]-[A-Za-z0-9\-]{10,}",  # Slack tokens
-    r"\bAKIA[0-9A-Z]{16}\b",  # AWS access key ids
-    r"\bAIza[0-9A-Za-z_\-]{30,}",  # Google API keys
-    r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",  # JWTs
-    r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{12,}=*",
-    r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)",
-    r"\b[sr]k_(?:live|test)_[A-Za-z0-9]{10,}",  # Stripe secret and restricted keys
-    r"\bwhsec_[A-Za-z0-9]{16,}",  # Stripe webhook secrets
-    r"\bhf_[A-Za-z0-9]{30,}",  # Hugging Face tokens
-    r"\bSG\.[A-Za-z0-9_\-]{16,}\.[A-Za-z0-9_\-]{16,}",  # SendGrid keys
-    r"\bglpat-[A-Za-z0-9_\-]{20,}",  # GitLab personal access tokens
-    r"\bnpm_[A-Za-z0-9]{30,}",  # npm tokens
-    r"\bpypi-[A-Za-z0-9_\-]{50,}",  # PyPI upload tokens
-    r"\bya29\.[A-Za-z0-9_\-]{20,}",  # Google OAuth access tokens
-    r"\bdop_v1_[a-f0-9]{40,}",  # DigitalOcean tokens
-    r"\bshp(?:at|ca|pa|ss)_[a-fA-F0-9]{20,}",  # Shopify tokens
-    r"(?i)(?<=hooks\.slack\.com/services/)[A-Za-z0-9/_\-]+",  # Slack webhook URLs
-    r"(?i)(?<=hooks\.slack\.com/workflows/)[A-Za-z0-9/_\-]+",
-    r"(?i)(?<=discord\.com/api/webhooks/)[A-Za-z0-9/_\-]+",  # Discord webhook URLs
-    r"(?i)(?<=x-amz-signature=)[^&\s\"'#]+",  # S3 presigned URLs
-    r"(?i)(?<=x-amz-credential=)[^&\s\"'#]+",
-    r"(?i)(?<=x-amz-security-token=)[^&\s\"'#]+",
-    r"(?i)(?<=[?&]sig=)[^&\s\"'#]+",  # Azure SAS signatures
-    r"(?<=://)[^\s:/@\"'<>]*:[^\s@/\"'<>]+(?=@)",  # URL userinfo of any scheme
-)
+DEFAULT_SECRET_PATTERNS: tuple[str, ...] = tuple(shape[0] for shape in SHAPES)
 """Patterns whose whole match is a secret."""
 
 SECRET_KEY_NAMES: tuple[str, ...] = (
@@ -103,6 +77,10 @@ _COMMAND_LINE = re.compile(
     r"(?i)(\bcurl\b[^\n|;&]*?\s(?:-u|--user)(?:\s+|=))([^\s\[]\S*)"
     r"|(\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump)\b[^\n|;&]*?\s-p)([^\s\[]\S*)"
 )
+# What any match of the two holds (in lower case; see scarguard._secret_shapes): ``=`` or
+# ``:`` and a word of every secret name; ``-`` and the program's name.
+_ASSIGNMENT_WORDS = ("pass", "pwd", "secret", "token", "key", "auth", "credential", "cookie")
+_COMMAND_LINE_WORDS = ("curl", "mysql", "mariadb")
 _INSTRUCTIONS = re.compile(
     r"(?i)\b(?:ignore|disregard|forget|override|bypass)\b.{0,40}"
     r"\b(?:instructions?|prompts?|rules?|guidelines?|guard(?:rails?)?)\b"
@@ -186,29 +164,6 @@ def _keep_flag(match: re.Match[str]) -> str:
     return f"{match.group(3)}{REDACTED}"
 
 
-_GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
-
-
-@functools.lru_cache(maxsize=64)
-def _alternation(patterns: tuple[re.Pattern[str], ...]) -> re.Pattern[str]:
-    """Return one regex matching what any of ``patterns`` matches (leading flags scoped).
-
-    Cached: every redactor built with the same patterns shares one compiled alternation.
-    """
-    if not patterns:
-        return re.compile(r"(?!)")
-    parts = []
-    for pattern in patterns:
-        source = pattern.pattern
-        flags = _GLOBAL_FLAGS.match(source)
-        if flags:
-            source = f"(?{flags.group(1)}:{source[flags.end():]})"
-        elif pattern.flags & re.IGNORECASE:
-            source = f"(?i:{source})"
-        parts.append(f"(?:{source})")
-    return re.compile("|".join(parts))
-
-
 @attrs.frozen
 class Redactor:
     """Replace secrets in text and arguments with ``[REDACTED]`` and bound their size.
@@ -233,12 +188,15 @@ class Redactor:
     max_value: int = 500
     extra: Callable[[str], str] | None = None
     _combined: re.Pattern[str] = attrs.field(init=False, repr=False, eq=False)
+    _gates: PatternGates = attrs.field(init=False, repr=False, eq=False)
     _targets: dict[str, str] = attrs.field(init=False, factory=dict, repr=False, eq=False)
     _secret_names: dict[str, bool] = attrs.field(init=False, factory=dict, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
-        # One pass over the text for all patterns: this runs on every recorded failure.
-        object.__setattr__(self, "_combined", _alternation(self.patterns))
+        # flags() looks for every pattern in one pass.
+        object.__setattr__(self, "_combined", alternation(self.patterns))
+        # Most texts hold no secret: substring tests tell which patterns need scanning for.
+        object.__setattr__(self, "_gates", PatternGates(self.patterns))
 
     def __call__(self, text: str) -> str:
         """Return ``text`` with every secret replaced and its length bounded."""
@@ -254,9 +212,21 @@ class Redactor:
         return text
 
     def _redact(self, text: str) -> str:
-        text = _ASSIGNMENT.sub(_keep_name, storable_text(text))
-        text = _COMMAND_LINE.sub(_keep_flag, text)
-        text = self._combined.sub(REDACTED, text)
+        # What the whole scans would give: each runs only where a text it needs is present
+        # (judged in lower case only for ASCII text, which str.lower() folds as a regex does).
+        text = storable_text(text)
+        lowered = text.lower() if text.isascii() else None
+        if ("=" in text or ":" in text) and _holds_any(lowered, _ASSIGNMENT_WORDS):
+            redacted = _ASSIGNMENT.sub(_keep_name, text)
+            if redacted != text:
+                text, lowered = redacted, redacted.lower() if redacted.isascii() else None
+        if "-" in text and _holds_any(lowered, _COMMAND_LINE_WORDS):
+            redacted = _COMMAND_LINE.sub(_keep_flag, text)
+            if redacted != text:
+                text, lowered = redacted, redacted.lower() if redacted.isascii() else None
+        scan = self._gates.scan(text, lowered)
+        if scan is not None:
+            text = scan.sub(REDACTED, text)
         if self.extra is not None:
             text = self.extra(text)
         return text
@@ -299,8 +269,36 @@ class Redactor:
 
     def args(self, args: Mapping[str, Any]) -> dict[str, Any]:
         """Return a JSON-safe, redacted, size-bounded copy of tool arguments."""
+        if type(args) in _PLAIN_DICTS and len(args) <= MAX_ITEMS:
+            flat = self._flat(args)  # type: ignore[arg-type]
+            if flat is not None:
+                return flat
         safe = to_jsonable(args)
         return self._walk(safe) if isinstance(safe, dict) else {}
+
+    def _flat(self, args: dict[Any, Any]) -> dict[str, Any] | None:
+        """Return ``_walk(to_jsonable(args))`` for flat arguments (``None``: not flat).
+
+        Flat: string keys, and values that are strings ``to_jsonable`` keeps as they are,
+        ints, bools or ``None`` (most tool calls); the result is the same, keys sorted.
+        """
+        try:
+            keys = sorted(args)
+        except TypeError:
+            return None
+        out = {}
+        for key in keys:
+            value = args[key]
+            kind = type(value)
+            if type(key) is not str or (kind is str and len(value) > MAX_STRING):
+                return None
+            if kind is str:
+                out[key] = REDACTED if value and self.secret_name(key) else self._text(value)
+            elif kind in _SCALARS:
+                out[key] = REDACTED if value is not None and self.secret_name(key) else value
+            else:
+                return None
+        return out
 
     def secret_name(self, key: str) -> bool:
         """Return whether an argument called ``key`` holds a secret.
@@ -334,11 +332,29 @@ class Redactor:
         if isinstance(value, list):
             return [self._walk(v) for v in value]
         if isinstance(value, str):
-            text = self(value)
-            if len(text) > self.max_value:
-                text = text[: self.max_value] + f"… [{len(text) - self.max_value} more chars]"
-            return text
+            return self._text(value)
         return value
+
+    def _text(self, value: str) -> str:
+        """Return an argument string redacted and bounded to ``max_value``."""
+        text = self(value)
+        if len(text) > self.max_value:
+            text = text[: self.max_value] + f"… [{len(text) - self.max_value} more chars]"
+        return text
+
+
+_PLAIN_DICTS = frozenset({dict, FrozenDict})
+_SCALARS = frozenset({int, bool, type(None)})
+
+
+def _holds_any(lowered: str | None, words: tuple[str, ...]) -> bool:
+    """Return whether ``lowered`` holds one of ``words`` (``None``: not ASCII, it may)."""
+    if lowered is None:
+        return True
+    for word in words:  # noqa: SIM110 (a loop: any() over a generator costs twice as much)
+        if word in lowered:
+            return True
+    return False
 
 
 def excerpt(
