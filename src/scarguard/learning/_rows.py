@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from typing import Any
 
 from scarguard.model import Blame, Call, Failure, Outcome, Scope
 from scarguard.naming._signature import Signature
@@ -46,17 +45,18 @@ class FailureRows:
 
         A shadowed call's real failure is counted without its arguments and error text.
         """
-        details: dict[str, Any] = {}
-        if outcome is not None:
-            details.update(
-                args=self.redactor.args(call.args),
-                error=self._redacted_error(outcome.error) if outcome.error else None,
-                status_code=outcome.status_code,
-                duration_ms=outcome.duration_ms,
-                agent=outcome.agent,
-                provider=outcome.provider,
+        if outcome is None:
+            return Failure(
+                tool=call.tool,
+                fingerprint=call.fingerprint,
+                signature=signature.name,
+                blame=blame,
+                at=now,
+                session=self.scope.session,
+                action_class=call.action_class,
+                targets=call.targets,
             )
-        return Failure(
+        return Failure(  # keywords, not a dictionary of details: this runs on every failure
             tool=call.tool,
             fingerprint=call.fingerprint,
             signature=signature.name,
@@ -65,7 +65,12 @@ class FailureRows:
             session=self.scope.session,
             action_class=call.action_class,
             targets=call.targets,
-            **details,
+            args=self.redactor.args(call.args),
+            error=self._redacted_error(outcome.error) if outcome.error else None,
+            status_code=outcome.status_code,
+            duration_ms=outcome.duration_ms,
+            agent=outcome.agent,
+            provider=outcome.provider,
         )
 
     def _redacted_error(self, text: str) -> str:

@@ -17,11 +17,13 @@ again every time, as it would be without remembering.
 from __future__ import annotations
 
 import hashlib
+import operator
 import os
 import shutil
 import stat
 import time
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import attrs
 
@@ -114,38 +116,48 @@ class LocalObserver:
             return os.path.exists(self._path(program))
         return shutil.which(program) is not None or os.path.exists(self._path(program))
 
-    def _present(self, paths: Sequence[str]) -> _Listing:
-        """Return a lookup telling, per directory listed once, which names exist.
+    def _judged(self, paths: Sequence[str]) -> _Judged:
+        """Return which of ``paths`` the listings of their folders, read now, say are absent.
 
         Most paths a failure depends on do not exist (the manifests of other ecosystems, a
         missing file): one listing per directory answers for all of them, where a failed
         ``stat`` per path would cost a raised exception each.
         """
-        return _Listing(self, paths)
+        seen = self._seen
+        plan = seen.plan(paths, self)
+        listings = tuple(map(seen.names, plan.wheres))
+        judged = plan.judged  # one read: another thread may judge the plan meanwhile
+        if judged is None or not all(map(operator.is_, judged.listings, listings)):
+            judged = plan.judge(listings)  # a listing changed or was not remembered
+        return judged
 
     def observe(self, paths: Sequence[str]) -> Mapping[str, str]:
         """Return the token of every path that can be read (missing ones as ``MISSING``)."""
-        listing = self._present(paths)
-        tokens = {}
-        for path in paths:
+        judged = self._judged(paths)
+        tokens = judged.template.copy()  # every path in order, the absent ones MISSING
+        for path, where in judged.candidates:
             try:
-                info = self._stat(path) if listing.may_exist(path) else None
-                if info is None:
-                    tokens[path] = MISSING
-                else:
-                    head = self._head(info)
-                    tokens[path] = f"{head}:{self._digest(path, info, head)}"
+                info = os.stat(where)
+            except (FileNotFoundError, NotADirectoryError):
+                continue  # MISSING
             except OSError:
-                continue  # unreadable: no token, so no change will ever be seen for it
+                del tokens[path]  # unreadable: no token, so no change will ever be seen for it
+                continue
+            head = self._head(info)
+            try:
+                tokens[path] = f"{head}:{self._digest(path, info, head)}"
+            except OSError:
+                del tokens[path]
         return tokens
 
     def changed(self, tokens: Mapping[str, str]) -> list[str]:
         """Return the paths whose state differs from ``tokens``."""
-        listing = self._present(list(tokens))
+        judged = self._judged(list(tokens))
+        absent, full = judged.absent, judged.full
         changed = []
         for path, old in tokens.items():
             try:
-                info = self._stat(path) if listing.may_exist(path) else None
+                info = None if path in absent else self._stat(full[path])
                 if info is None:
                     if old != MISSING:
                         changed.append(path)
@@ -164,24 +176,57 @@ class LocalObserver:
         return changed
 
 
-class _Listing:
-    """The names in each directory of some paths, listed once per directory."""
+class _Judged(NamedTuple):
+    """Which paths of a plan some listings say are absent."""
 
-    def __init__(self, observer: LocalObserver, paths: Sequence[str]) -> None:
-        self._observer = observer
-        self._names: dict[str, frozenset[str] | None] = {}
-        self._parts, self._listed = observer._seen.plan(paths)
+    listings: tuple[frozenset[str] | None, ...]
+    """The listings judged by, one per listed folder (``None``: it could not be listed)."""
+    absent: frozenset[str]
+    template: dict[str, str]
+    """Every path, in order, as ``MISSING`` (a copy is filled in with the tokens)."""
+    candidates: tuple[tuple[str, str], ...]
+    """The paths that may exist, in order, each with its absolute form."""
+    full: Mapping[str, str]
+    """Each path's absolute form."""
 
-    def may_exist(self, path: str) -> bool:
-        """Return ``False`` only when the path's directory was listed without it."""
-        folder, name = self._parts.get(path) or _split(path)
-        if folder not in self._listed:
-            return True
-        if folder not in self._names:
-            where = self._observer._path(folder) if folder else self._observer.root
-            self._names[folder] = self._observer._seen.names(where)
-        names = self._names[folder]
-        return names is None or name in names
+
+class _Plan:
+    """Paths observed together: their folders, and which of them the listings say are absent.
+
+    A failure's dependencies are the same paths again and again (the manifests of its
+    command): the folders holding more than one of them are listed, and the judgement of
+    their listings is kept for as long as the listings are the same objects (a remembered
+    listing is returned only while its folder's stat data is unchanged; one not remembered
+    is a new object every time, so the paths are judged again).
+    """
+
+    __slots__ = ("full", "judged", "names", "wheres")
+
+    def __init__(self, observer: LocalObserver, paths: tuple[str, ...], seen: _Seen) -> None:
+        parts = {path: seen.split(path) for path in paths}
+        counts: dict[str, int] = {}
+        for folder, _ in parts.values():
+            counts[folder] = counts.get(folder, 0) + 1
+        listed = [folder for folder, n in counts.items() if n > 1]
+        self.wheres = tuple(observer._path(f) if f else observer.root for f in listed)
+        index = {folder: i for i, folder in enumerate(listed)}
+        # each path, the index of its folder's listing (-1: not listed) and its name
+        self.names = tuple((path, index.get(f, -1), name) for path, (f, name) in parts.items())
+        self.full = {path: observer._path(path) for path in paths}
+        self.judged: _Judged | None = None
+
+    def judge(self, listings: tuple[frozenset[str] | None, ...]) -> _Judged:
+        """Judge which paths are absent by ``listings`` (one per listed folder), and keep it."""
+        absent = set()
+        for path, at, name in self.names:
+            names = listings[at] if at >= 0 else None
+            if names is not None and name not in names:
+                absent.add(path)
+        template = dict.fromkeys((path for path, _, _ in self.names), MISSING)
+        candidates = tuple((p, self.full[p]) for p, _, _ in self.names if p not in absent)
+        judged = _Judged(listings, frozenset(absent), template, candidates, self.full)
+        self.judged = judged
+        return judged
 
 
 def _split(path: str) -> tuple[str, str]:
@@ -209,26 +254,16 @@ class _Seen:
         self.digests: dict[str, tuple[str, str]] = {}  # path: (stat head, digest)
         self.listings: dict[str, tuple[tuple[int, int, int], frozenset[str]]] = {}
         self.parts: dict[str, tuple[str, str]] = {}  # path: (its folder, its name)
-        # paths observed together: (each one's folder and name, the folders worth listing)
-        self.plans: dict[tuple[str, ...], tuple[dict[str, tuple[str, str]], set[str]]] = {}
+        self.plans: dict[tuple[str, ...], _Plan] = {}  # paths observed together
 
-    def plan(self, paths: Sequence[str]) -> tuple[dict[str, tuple[str, str]], set[str]]:
-        """Return each path's folder and name, and the folders holding more than one of them.
-
-        A failure's dependencies are the same paths again and again (the manifests of its
-        command): the answer is remembered per tuple of paths.
-        """
+    def plan(self, paths: Sequence[str], observer: LocalObserver) -> _Plan:
+        """Return the plan of ``paths`` (remembered per tuple of paths: they recur)."""
         key = tuple(paths)
         plan = self.plans.get(key)
         if plan is None:
-            parts = {path: self.split(path) for path in key}
-            counts: dict[str, int] = {}
-            for folder, _ in parts.values():
-                counts[folder] = counts.get(folder, 0) + 1
-            plan = (parts, {folder for folder, n in counts.items() if n > 1})
             if len(self.plans) >= _PLANS:
                 self.plans.clear()
-            self.plans[key] = plan
+            plan = self.plans[key] = _Plan(observer, key, self)
         return plan
 
     def split(self, path: str) -> tuple[str, str]:

@@ -1,0 +1,82 @@
+"""The local observer's plans: paths observed together, judged by their folders' listings."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from scarguard.observe import MISSING, LocalObserver
+
+
+def _settle(*paths: Path) -> None:
+    """Date ``paths`` an hour back: what is read of them now may be remembered."""
+    past = time.time_ns() - 3600 * 10**9
+    for path in paths:
+        os.utime(path, ns=(past, past))
+
+
+def test_tokens_follow_the_order_of_the_paths_every_time(tmp_path: Path) -> None:
+    """Present and absent paths of one folder come back in the order asked, as fresh copies."""
+    (tmp_path / "b.txt").write_text("b")
+    (tmp_path / "d.txt").write_text("d")
+    _settle(tmp_path / "b.txt", tmp_path / "d.txt", tmp_path)
+    paths = [str(tmp_path / name) for name in ("a", "b.txt", "c", "d.txt")]
+    observer = LocalObserver(tmp_path)
+    first = observer.observe(paths)
+    assert list(first) == paths
+    assert [first[p] == MISSING for p in paths] == [True, False, True, False]
+    first[paths[0]] = "spoiled"  # type: ignore[index]
+    assert observer.observe(paths)[paths[0]] == MISSING
+
+
+def test_a_path_that_cannot_be_read_has_no_token_that_time_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``stat`` refused is no token, the next observation of the same paths has it again."""
+    (tmp_path / "a.txt").write_text("a")
+    _settle(tmp_path / "a.txt", tmp_path)
+    paths = [str(tmp_path / "a.txt"), str(tmp_path / "gone")]
+    observer = LocalObserver(tmp_path)
+    whole = observer.observe(paths)
+    real_stat = os.stat
+
+    def refusing(path: str, *args: object, **kwargs: object) -> os.stat_result:
+        if path == paths[0]:
+            raise PermissionError(path)
+        return real_stat(path, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "stat", refusing)
+    assert observer.observe(paths) == {paths[1]: MISSING}
+    assert observer.changed(whole) == []  # unreadable now: not evidence of a change
+    monkeypatch.setattr(os, "stat", real_stat)
+    assert observer.observe(paths) == whole
+
+
+def test_a_file_created_in_a_recently_changed_folder_is_seen(tmp_path: Path) -> None:
+    """A listing not yet settled is read again every time: a new file is never judged absent."""
+    paths = [str(tmp_path / "go.mod"), str(tmp_path / "Cargo.toml")]
+    observer = LocalObserver(tmp_path)
+    recent = time.time_ns()
+    os.utime(tmp_path, ns=(recent, recent))
+    absent = observer.observe(paths)
+    assert absent == dict.fromkeys(paths, MISSING)
+    (tmp_path / "go.mod").write_text("module x\n")
+    os.utime(tmp_path, ns=(recent, recent))  # the folder's stat data as it was
+    assert observer.observe(paths)[paths[0]] != MISSING
+    assert observer.changed(absent) == [paths[0]]
+
+
+def test_paths_under_a_file_or_a_missing_folder_are_missing(tmp_path: Path) -> None:
+    """A folder that cannot be listed (a file, or nothing) leaves its paths to ``stat``."""
+    (tmp_path / "file").write_text("x")
+    paths = [str(tmp_path / "file" / "a"), str(tmp_path / "file" / "b")]
+    paths += [str(tmp_path / "none" / "a"), str(tmp_path / "none" / "b")]
+    observer = LocalObserver(tmp_path)
+    for _ in range(2):
+        assert observer.observe(paths) == dict.fromkeys(paths, MISSING)
+    (tmp_path / "none").mkdir()
+    (tmp_path / "none" / "b").write_text("b")
+    assert observer.observe(paths)[paths[3]] != MISSING
