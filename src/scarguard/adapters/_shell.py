@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 __all__ = [
@@ -83,6 +83,8 @@ def manifests_for(program: str | None) -> frozenset[str]:
 
 _SPLIT = re.compile(r"""[\s'"`=;|&()<>,]+""")
 _MAX_WORDS = 64
+_CACHED_VALUE = 1024
+"""Arguments up to this long have their words and files remembered (commands repeat)."""
 
 
 def command_words(args: Mapping[str, Any]) -> tuple[str, ...]:
@@ -91,10 +93,15 @@ def command_words(args: Mapping[str, Any]) -> tuple[str, ...]:
     They tell which files a shell command names, so that changing one of them (or creating a
     path the command needs) can lift what was learned about the command.
     """
+    strings = [value for value in args.values() if isinstance(value, str)]
+    if len(strings) == 1 and len(strings[0]) <= _CACHED_VALUE:
+        return _words_of_one(strings[0])  # a command's words, asked for again and again
+    return _words(strings)
+
+
+def _words(strings: Iterable[str]) -> tuple[str, ...]:
     words: dict[str, None] = {}
-    for value in args.values():
-        if not isinstance(value, str):
-            continue
+    for value in strings:
         for word in _SPLIT.split(value):
             if not word or len(word) > 200:
                 continue
@@ -104,6 +111,11 @@ def command_words(args: Mapping[str, Any]) -> tuple[str, ...]:
             if len(words) >= _MAX_WORDS:
                 return tuple(words)
     return tuple(words)
+
+
+@functools.lru_cache(maxsize=1024)
+def _words_of_one(value: str) -> tuple[str, ...]:
+    return _words((value,))
 
 
 SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
@@ -202,10 +214,18 @@ _MAX_FILES = 16
 
 def command_files(args: Mapping[str, Any]) -> tuple[str, ...]:
     """Return the words of a call's string arguments that look like files (``src/a.py``)."""
+    # a file-like word holds a "." or a "/": a value without either names no file
+    strings = [v for v in args.values() if isinstance(v, str) and ("." in v or "/" in v)]
+    if not strings:
+        return ()
+    if len(strings) == 1 and len(strings[0]) <= _CACHED_VALUE:
+        return _files_of_one(strings[0])
+    return _files(strings)
+
+
+def _files(strings: Iterable[str]) -> tuple[str, ...]:
     files: dict[str, None] = {}
-    for value in args.values():
-        if not isinstance(value, str):
-            continue
+    for value in strings:
         for word in _SPLIT.split(value):
             if (
                 not word
@@ -221,6 +241,11 @@ def command_files(args: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(files)
 
 
+@functools.lru_cache(maxsize=1024)
+def _files_of_one(value: str) -> tuple[str, ...]:
+    return _files((value,))
+
+
 _ERROR_FILE: Final = re.compile(
     r"""(?:^|(?<=[\s"'(\[<]))"""
     r"((?:/?[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
@@ -233,9 +258,22 @@ def error_files(text: str | None) -> tuple[str, ...]:
     """Return the files an error text names (``server.js:1: SyntaxError``, ``File "a.py"``)."""
     if not text:
         return ()
+    if len(text) <= _CACHED_ERROR:
+        return _error_files_cached(text)  # an agent repeating a mistake repeats its error
+    return _error_files(text)
+
+
+_CACHED_ERROR = 4096
+"""Error texts up to this long have their files remembered."""
+
+
+def _error_files(text: str) -> tuple[str, ...]:
     files: dict[str, None] = {}
     for match in _ERROR_FILE.finditer(text[:8192]):
         files[match.group(1)] = None
         if len(files) >= _MAX_FILES:
             break
     return tuple(files)
+
+
+_error_files_cached = functools.lru_cache(maxsize=256)(_error_files)

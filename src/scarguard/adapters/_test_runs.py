@@ -6,6 +6,7 @@ its success can lift what a failing selection taught.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from typing import Any, Final
@@ -24,6 +25,9 @@ _RUNNERS: Final[Mapping[tuple[str, ...], str]] = {
     ("npx", "jest"): "jest",
 }
 """Test runners whose run without a selection runs every test a selection can name."""
+_FIRST_WORDS: Final = frozenset(prefix[0] for prefix in _RUNNERS)
+_CACHED_COMMAND = 1024
+"""Commands up to this long have their verdict remembered."""
 _QUIET_OPTIONS: Final = frozenset(
     {"-q", "-qq", "-v", "-vv", "-vvv", "-x", "-s", "-l", "--quiet", "--verbose", "--exitfirst",
      "--showlocals", "--no-header", "--silent", "--ci"}
@@ -53,9 +57,19 @@ def selected_tests(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | Non
     anything else is ``None``.
     """
     command = next((args[k] for k in ("command", "cmd") if isinstance(args.get(k), str)), None)
-    if command is None or SEGMENTS.search(command) or REDIRECT.search(command):
+    if command is None:
         return None
+    if len(command) <= _CACHED_COMMAND:
+        return _selected_cached(command)  # test commands repeat
+    return _selected(command)
+
+
+def _selected(command: str) -> tuple[str, tuple[str, ...]] | None:
     words = command.split()
+    if not words or words[0] not in _FIRST_WORDS:
+        return None  # no runner (the usual case: judged before any regex runs)
+    if SEGMENTS.search(command) or REDIRECT.search(command):
+        return None
     prefix = next((p for p in _RUNNERS if tuple(words[: len(p)]) == p), None)
     if prefix is None:
         return None
@@ -70,6 +84,9 @@ def selected_tests(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | Non
             return None
         selection.append(word)
     return runner, tuple(selection)
+
+
+_selected_cached = functools.lru_cache(maxsize=1024)(_selected)
 
 
 def reports_failed_tests(error: str | None) -> bool:

@@ -19,7 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 
-from scarguard.adapters._arguments import search_text
+from scarguard.adapters._arguments import OLD_ARGS, search_text
 from scarguard.adapters._shell import command_files, error_files, manifests_for
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._make import make_sources, missing_make_target
@@ -152,7 +152,7 @@ class Revalidator:
         Nothing when a part of it would need redacting (it is stored), or when the observer
         fails: the constraint then depends on its tokens, as any other.
         """
-        search = search_text(call.args)
+        search = None if OLD_ARGS.isdisjoint(call.args) else search_text(call.args)
         if search is not None and redact(search) != search:
             search = None
         try:

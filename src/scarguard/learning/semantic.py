@@ -105,8 +105,8 @@ def runs_elsewhere(call_args: Mapping[str, Any]) -> bool:
     ``cd sub && ...``, a ``cwd=``, container or host argument: what it names is then not
     judged under the root.
     """
-    return bool(_ELSEWHERE_KEYS & set(call_args)) or bool(
-        _ELSEWHERE_WORDS & set(command_words(call_args))
+    return not _ELSEWHERE_KEYS.isdisjoint(call_args) or not _ELSEWHERE_WORDS.isdisjoint(
+        command_words(call_args)
     )
 
 
@@ -152,10 +152,9 @@ def condition(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
     program, the named files, or the ``make_rule`` refinement of a failing ``make X``.
     """
     found = _named(evidence, observer) or _tests(evidence)
-    elsewhere = runs_elsewhere(evidence.call_args)
-    goals = () if elsewhere else make_goals(evidence.call_args, evidence.program)
+    goals = make_goals(evidence.call_args, evidence.program)
     read = getattr(observer, "read", None)
-    if found or not goals or read is None:
+    if found or not goals or read is None or runs_elsewhere(evidence.call_args):
         return found
     for name in ("GNUmakefile", "makefile", "Makefile"):  # the one make reads
         path = _root_path(evidence.root, name)
