@@ -145,8 +145,12 @@ def liftable(
         if index.missing and not call.targets:
             # a shell command that changed the workspace: the paths it names may exist now
             lifted.extend(index.missing[w] for w in command_words(call.args) if w in index.missing)
-    if index.missing and (mutating or adapter.requires_existing_target(call)):
-        lifted.extend(index.missing[t] for t in call.targets if t in index.missing)
+    missing = index.missing
+    if missing and (mutating or adapter.requires_existing_target(call)):
+        for target in call.targets:  # (no generator: a read of a constrained tool asks this)
+            fact = missing.get(target)
+            if fact is not None:
+                lifted.append(fact)
     if index.target_rules:
         for target in call.targets:
             # a change lifts every rule on the target; reading it lifts the warnings, which
