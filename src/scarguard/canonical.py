@@ -231,7 +231,8 @@ def fingerprint(tool: str, args: Mapping[str, Any]) -> str:
     """
     safe = args if _is_flat(args) else to_jsonable(args)
     if type(tool) is str and len(tool) <= MAX_STRING:
-        payload = f'{{"args":{_encode(safe)},"tool":{_encode_text(tool)}}}'
+        encoded = _ENCODER.encode(safe) if _C_ENCODER is None else "".join(_C_ENCODER(safe, 0))
+        payload = f'{{"args":{encoded},"tool":{_encode_text(tool)}}}'
     else:
         payload = _encode({"args": safe, "tool": to_jsonable(tool)})
     return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()[:24]

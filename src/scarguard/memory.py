@@ -264,9 +264,17 @@ class FailureMemory(
         return call
 
     def _safe_targets(self, call: Call) -> Call:
-        safe = tuple(map(self.redactor.target, call.targets))
-        tool = storable_text(call.tool)
-        if safe == call.targets and tool == call.tool:
+        targets = call.targets
+        if not targets:
+            safe = targets
+        elif len(targets) == 1:  # (most calls: no map, no generator; this runs on every one)
+            safe = (self.redactor.target(targets[0]),)
+        else:
+            safe = tuple(map(self.redactor.target, targets))
+        tool = call.tool
+        if not tool.isascii() or "\x00" in tool:  # (what storable_text asks first)
+            tool = storable_text(tool)
+        if safe == targets and tool == call.tool:
             return call
         return attrs.evolve(call, tool=tool, targets=safe)
 
