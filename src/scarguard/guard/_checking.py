@@ -317,8 +317,15 @@ class CheckingMixin:
         if not indexed and not progress.hot:
             decision_signals(call.tool, "allowed", (), self.scope)
             return None
-        with self._view:
-            hits = index.match(call, self.adapter_for(call.tool), now) if indexed else []
+        if indexed:
+            view = self._view  # (acquire and release: a with block costs twice as much here)
+            view.acquire()
+            try:
+                hits = index.match(call, self.adapter_for(call.tool), now)
+            finally:
+                view.release()
+        else:
+            hits = []
         if hits:
             return [v for v in hits if not self._revalidator.stale(v.constraint)]
         if not progress.hot:
