@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -12,7 +13,10 @@ from hypothesis import strategies as st
 
 from scarguard import FailureMemory
 from scarguard.canonical import canonical_json
-from scarguard.learning.rules import _state_json
+from scarguard.learning import keys
+from scarguard.learning.rules import Lesson, _same_state_key, _state_json
+from scarguard.model import Blame, Call, Failure
+from scarguard.naming._signature import Signature
 from scarguard.receipts import verify_store
 from scarguard.redact import REDACTED
 from scarguard.testing import FakeClock
@@ -65,3 +69,22 @@ def test_the_same_state_counter_keeps_its_canonical_digest(observed: dict[str, o
 def test_unusual_observations_keep_their_canonical_digest(observed: dict[str, object]) -> None:
     """Beyond short strings, the same text as the canonical walk still."""
     assert _state_json(observed) == canonical_json(sorted(observed.items()))  # type: ignore[arg-type]
+
+
+@given(st.lists(st.dictionaries(PATHS, PATHS, max_size=6), min_size=1, max_size=4))
+def test_a_remembered_state_digest_is_the_digest_of_its_state(
+    states: list[dict[str, str]],
+) -> None:
+    """The digests remembered by their pairs are those of the canonical text, each state's own."""
+    call = Call(tool="bash", args={"command": "make"}, fingerprint="f" * 24)
+    for observed in [*states, *states, *(dict(reversed(s.items())) for s in states)]:
+        lesson = Lesson(
+            call,
+            Failure(tool="bash", fingerprint="f" * 24, signature="s", blame="agent", at=1.0),
+            Signature("s", None, Blame.AGENT, "Look again.", "s"),
+            deterministic=False,
+            observed=observed,
+        )
+        text = canonical_json(sorted(observed.items()))
+        digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        assert _same_state_key(lesson) == keys.same_state_counter(call, "s", digest)

@@ -196,8 +196,30 @@ def _same_state_key(lesson: Lesson) -> str | None:
     """
     if lesson.deterministic or _held(lesson.depends):
         return None
-    digest = hashlib.blake2b(_state_json(lesson.observed).encode(), digest_size=8).hexdigest()
-    return keys.same_state_counter(lesson.call, lesson.failure.signature, digest)
+    return keys.same_state_counter(lesson.call, lesson.failure.signature, _state_digest(lesson))
+
+
+_STATE_DIGESTS: dict[tuple[tuple[str, str], ...], str] = {}
+"""The digests of observed states seen lately: a shell failure observes the same manifests,
+mostly in the same state, every time (bounded by ``_KEPT_DIGESTS``)."""
+_KEPT_DIGESTS = 256
+
+
+def _state_digest(lesson: Lesson) -> str:
+    """Return the digest of the observed state of ``lesson`` (remembered by its pairs)."""
+    pairs = tuple(lesson.observed.items())
+    try:
+        found = _STATE_DIGESTS.get(pairs)
+    except TypeError:  # a token that is not a string (it has no hash): not remembered
+        pairs, found = (), None
+    if found is None:
+        text = _state_json(lesson.observed)
+        found = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+        if pairs:
+            if len(_STATE_DIGESTS) >= _KEPT_DIGESTS:
+                _STATE_DIGESTS.clear()
+            _STATE_DIGESTS[pairs] = found
+    return found
 
 
 _json_string = json.encoder.encode_basestring  # a JSON string, as canonical_json writes it
