@@ -326,10 +326,10 @@ class FailureRecording(FailureRows):
                 if counted:
                     self._tracker.note(Event.FAILED, call.action_class, outcome.score)
                 self._progress.forget(call.fingerprint, tool=call.tool)
-                convergence = self._tracker.convergence()
         outcome_signals(call.tool, stored.signature, blame.value, learned, (), self.scope)
         found = Classification(signature, blame, retry_after(outcome.error))
-        return RecordResult(stored, tuple(learned), (), convergence, found)
+        # the convergence is computed when first read, as a success's is (nobody may ask)
+        return RecordResult(stored, tuple(learned), (), self._tracker.convergence, found)
 
     @contextmanager
     def _write(self) -> Iterator[RecordingTransaction]:

@@ -183,7 +183,11 @@ class MemoryStore:
         return ":memory:"
 
     def _tenant(self, scope: Scope) -> _TenantData:
-        return self._tenants.setdefault((scope.workspace, scope.project), _TenantData())
+        key = (scope.workspace, scope.project)
+        data = self._tenants.get(key)
+        if data is None:  # (not setdefault: it would build an empty tenant every time)
+            data = self._tenants[key] = _TenantData()
+        return data
 
     @contextmanager
     def transaction(self, scope: Scope) -> Iterator[_MemoryTransaction]:
