@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from scarguard.observe import MISSING, LocalObserver
+from scarguard.observe.local import _read_head
 
 
 def _settle(*paths: Path) -> None:
@@ -80,3 +81,25 @@ def test_paths_under_a_file_or_a_missing_folder_are_missing(tmp_path: Path) -> N
     (tmp_path / "none").mkdir()
     (tmp_path / "none" / "b").write_text("b")
     assert observer.observe(paths)[paths[3]] != MISSING
+
+
+@pytest.mark.parametrize("size", [0, 1, 100, 8191, 8192, 8193, 20_000, 99_999, 100_000, 100_001])
+def test_a_file_is_read_up_to_one_byte_past_the_limit(tmp_path: Path, size: int) -> None:
+    """What is read of a file of any size is what one buffered read of the limit gives."""
+    path = tmp_path / "f"
+    path.write_bytes(bytes(range(256)) * (size // 256) + b"x" * (size % 256))
+    for limit in (0, 10, 8192, 99_999, 100_000):
+        with open(path, "rb") as handle:
+            assert _read_head(str(path), limit) == handle.read(limit + 1)
+
+
+def test_a_file_read_while_it_grows_is_read_to_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file larger than its size said (it grew, or a special file says 0) is read on."""
+    path = tmp_path / "f"
+    path.write_bytes(b"y" * 50_000)
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((0,) * 10))  # "size 0"
+    assert _read_head(str(path), 40_000) == b"y" * 40_001
+    assert _read_head(str(path), 60_000) == b"y" * 50_000
+    assert LocalObserver(tmp_path).read(str(path)) == "y" * 50_000

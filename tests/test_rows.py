@@ -27,3 +27,20 @@ def test_dependency_paths_follow_the_memorys_redactor(tmp_path: Path) -> None:
     assert manifest in _observed_paths(memory, "pytest -q")
     memory.redactor = Redactor(extra=lambda text: text.replace("pyproject", REDACTED))
     assert manifest not in _observed_paths(memory, "pytest -x")
+
+
+def test_each_set_of_paths_keeps_the_same_paths_in_order_for_each_redactor(
+    tmp_path: Path,
+) -> None:
+    """Asked again, a set of paths keeps what it kept (in order); another redactor judges anew."""
+    memory = FailureMemory(":memory:", root=tmp_path, clock=FakeClock())
+    paths = ("b.txt", "password=hunter2/a.txt", "a.txt", "b.txt")
+    for _ in range(2):
+        assert memory._kept_paths(paths) == (
+            str(tmp_path / "b.txt"),
+            str(tmp_path / "a.txt"),
+            str(tmp_path / "b.txt"),
+        )
+        assert memory._kept_paths(paths[:1]) == (str(tmp_path / "b.txt"),)
+    memory.redactor = Redactor(extra=lambda text: text.replace("a.txt", REDACTED))
+    assert memory._kept_paths(paths) == (str(tmp_path / "b.txt"), str(tmp_path / "b.txt"))

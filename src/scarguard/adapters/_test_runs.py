@@ -56,9 +56,11 @@ def selected_tests(args: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | Non
     named as pytest collects them by default, ``test_*.py`` or ``*_test.py``, and folders):
     anything else is ``None``.
     """
-    command = next((args[k] for k in ("command", "cmd") if isinstance(args.get(k), str)), None)
-    if command is None:
-        return None
+    command = args.get("command")
+    if not isinstance(command, str):
+        command = args.get("cmd")
+        if not isinstance(command, str):
+            return None
     if len(command) <= _CACHED_COMMAND:
         return _selected_cached(command)  # test commands repeat
     return _selected(command)

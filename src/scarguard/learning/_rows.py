@@ -31,7 +31,10 @@ class FailureRows:
     root: str
     _redacted: dict[str, str]
     _redacted_by: Redactor
-    _kept: tuple[Redactor, str, dict[str, str | None]] | None = None
+    _kept: (
+        tuple[Redactor, str, dict[str, str | None], dict[tuple[str, ...], tuple[str, ...]]]
+        | None
+    ) = None
 
     def _failure(
         self,
@@ -90,28 +93,35 @@ class FailureRows:
             self._redacted[text] = known
         return known
 
-    def _kept_paths(self, paths: Sequence[str]) -> list[str]:
+    def _kept_paths(self, paths: Sequence[str]) -> tuple[str, ...]:
         """Return the absolute form of the dependency paths that need no redaction.
 
         The same paths recur on every failure (the manifests a command may read): each
-        one's answer is remembered, for this redactor and root.
+        one's answer, and the answer for each set of them, is remembered, for this redactor
+        and root.
         """
         kept = self._kept
         if kept is None or kept[0] is not self.redactor or kept[1] != self.root:
-            kept = self._kept = (self.redactor, self.root, {})
-        known = kept[2]
-        out = []
-        for path in paths:
-            if path in known:
-                full = known[path]
-            else:
-                full = os.path.join(self.root, path) if self._storable_path(path) else None
-                if len(known) >= _REDACTED_ERRORS:
-                    known.clear()
-                known[path] = full
-            if full is not None:
-                out.append(full)
+            kept = self._kept = (self.redactor, self.root, {}, {})
+        together = kept[3]
+        key = tuple(paths)
+        out = together.get(key)
+        if out is None:
+            known = kept[2]
+            out = tuple(f for f in (self._kept_path(known, p) for p in key) if f is not None)
+            if len(together) >= _REDACTED_ERRORS:
+                together.clear()
+            together[key] = out
         return out
+
+    def _kept_path(self, known: dict[str, str | None], path: str) -> str | None:
+        if path in known:
+            return known[path]
+        full = os.path.join(self.root, path) if self._storable_path(path) else None
+        if len(known) >= _REDACTED_ERRORS:
+            known.clear()
+        known[path] = full
+        return full
 
     def _storable_path(self, path: str) -> bool:
         """Return whether a dependency path needs no redaction (one that does is not kept).

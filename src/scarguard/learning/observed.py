@@ -26,6 +26,7 @@ from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._programs import missing_program, program_paths
 from scarguard.learning.semantic import Evidence, condition, condition_stale
 from scarguard.model import Call, Constraint
+from scarguard.observe.local import LocalObserver
 from scarguard.observe.protocol import Observer
 
 __all__ = ["COMMAND_FAILURES", "Revalidator", "dependencies", "is_shell_like"]
@@ -85,7 +86,7 @@ def dependencies(
         if target:
             found[normalise(target)] = None
             found.update(_in_order(manifests_for(program_of(call))))
-            for name in make_sources(target):
+            for name in _make_sources(target):
                 found[normalise(name)] = None
         for name in program_paths(program) if program else ():
             found[normalise(name)] = None
@@ -95,6 +96,10 @@ def dependencies(
             found[normalise(name)] = None
         found.update(_in_order(manifests_for(program_of(call))))
     return tuple(found)[:_MAX_PATHS]
+
+
+_make_sources = functools.lru_cache(maxsize=256)(make_sources)
+"""What make's built-in rules make a target from (remembered: a missing target recurs)."""
 
 
 @functools.lru_cache(maxsize=64)
@@ -111,7 +116,7 @@ def program_of(call: Call) -> str | None:
     for key in ("command", "cmd"):
         value = call.args.get(key)
         if isinstance(value, str):
-            words = value.split()
+            words = value.split(None, 1)
             return words[0] if words else None
     return call.tool
 
@@ -133,7 +138,9 @@ class Revalidator:
         if not paths:
             return {}
         try:
-            return dict(self.observer.observe(paths))
+            tokens = self.observer.observe(paths)
+            # the local observer's answer is a new dictionary: a copy is for other observers
+            return tokens if type(self.observer) is LocalObserver else dict(tokens)
         except Exception as exc:  # bookkeeping must never break the agent's call
             self._warn(exc)
             return {}
@@ -163,7 +170,7 @@ class Revalidator:
         except Exception as exc:  # bookkeeping must never break the agent's call
             self._warn(exc)
             return ()
-        return found if all(redact(part) == part for part in found) else ()
+        return found if not found or all(redact(part) == part for part in found) else ()
 
     def needs_observation(self, constraint: Constraint) -> bool:
         """Return whether :meth:`stale` would ask the observer (it has no verdict yet)."""

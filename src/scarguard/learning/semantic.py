@@ -39,6 +39,7 @@ ever lifts.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -88,6 +89,7 @@ DETERMINISTIC_WHILE_HELD: Final = frozenset(
 )
 """Conditions under which the identical call must fail identically."""
 
+_SORTED_MAKEFILES: Final = tuple(sorted(MAKEFILES))
 _EXISTS: Final = re.compile(r"(?i:\b(?:file|directory|path)? ?(?:already )?exists\b)")
 
 _ELSEWHERE_WORDS: Final = frozenset(
@@ -110,7 +112,9 @@ def runs_elsewhere(call_args: Mapping[str, Any]) -> bool:
     )
 
 
+@functools.lru_cache(maxsize=4096)
 def _root_path(root: str, name: str) -> str:
+    """Return ``name`` joined with ``root``, normalised (remembered: the same names recur)."""
     return os.path.normpath(os.path.join(root, name))
 
 
@@ -232,7 +236,7 @@ def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
         target = missing_make_target(error)
         if target is None or not make_goals(call_args, evidence.program) or read is None:
             return ()
-        makefiles = [_root_path(root, m) for m in sorted(MAKEFILES)]
+        makefiles = [_root_path(root, m) for m in _SORTED_MAKEFILES]
         here = [m for m in makefiles if _present(observed, m)]
         texts = [read(m) for m in here]
         if not here or any(t is None or make_defines(t, target) for t in texts):

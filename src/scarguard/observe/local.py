@@ -82,8 +82,8 @@ class LocalObserver:
         known = digests.get(path)
         if known is not None and known[0] == head:
             return known[1]
-        with open(self._path(path), "rb") as handle:
-            digest = hashlib.blake2b(handle.read(HASH_LIMIT + 1), digest_size=12).hexdigest()
+        data = _read_head(self._path(path), HASH_LIMIT)
+        digest = hashlib.blake2b(data, digest_size=12).hexdigest()
         if _settled(info):
             if len(digests) >= _REMEMBERED:
                 digests.clear()
@@ -101,8 +101,7 @@ class LocalObserver:
         target, an edit's search text) are judged on the content.
         """
         try:
-            with open(self._path(path), "rb") as handle:
-                data = handle.read(READ_LIMIT + 1)
+            data = _read_head(self._path(path), READ_LIMIT)
         except OSError:
             return None
         return None if len(data) > READ_LIMIT else data.decode("utf-8", "replace")
@@ -238,6 +237,28 @@ def _split(path: str) -> tuple[str, str]:
     if head and head != "/" * len(head):
         head = head.rstrip("/")
     return head, tail
+
+
+_CHUNK = 8192
+
+
+def _read_head(where: str, limit: int) -> bytes:
+    """Return a file's first ``limit + 1`` bytes, as ``open(where, "rb").read(limit + 1)`` does.
+
+    Unbuffered, and without allocating ``limit + 1`` bytes for a small file (a megabyte,
+    for a Makefile of a few lines): chunks as large as the file, to its end or the limit.
+    """
+    with open(where, "rb", buffering=0) as handle:
+        left = limit + 1
+        step = min(max(os.fstat(handle.fileno()).st_size + 1, _CHUNK), left)
+        chunks = []
+        while left > 0:
+            chunk = handle.read(min(step, left))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _settled(info: os.stat_result) -> bool:
