@@ -91,11 +91,13 @@ def path(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def header_read_at_every_check(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Checks in this process read SQLite's WAL-index header every time (no 1 ms of trust), so
-    the check right after a ``peer`` statement sees it."""
+    """Checks in this process read SQLite's WAL-index header (and stat a JSON state file)
+    every time (no 1 ms of trust), so the check right after a ``peer`` statement sees it."""
+    from scarguard.stores.json import _reads
     from scarguard.stores.sqlite import _token
 
     monkeypatch.setattr(_token, "FRESH_FOR", 0.0)
+    monkeypatch.setattr(_reads, "FRESH_FOR", 0.0)
 
 
 @pytest.fixture

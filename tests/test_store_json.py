@@ -282,3 +282,66 @@ def test_a_store_opened_through_a_symlink_keeps_the_link_and_one_memory(tmp_path
     assert link.is_symlink()
     errors = {f.error for f in FailureMemory(real).recent_failures(10)}
     assert errors == {"first", "through the link"}
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _replace_state_as_another_process_would(path: Path) -> None:
+    """Rename a copy of the state file into place, a second past its mtime (a new token)."""
+    data = path.read_bytes()
+    aside = path.with_name(path.name + ".other")
+    aside.write_bytes(data)
+    st = path.stat()
+    os.utime(aside, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
+    os.replace(aside, path)
+
+
+def test_another_process_commit_is_seen_once_the_staleness_bound_has_passed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """For ``FRESH_FOR`` after a ``stat``, the token is trusted without another; a state
+    file this process did not write (as another process's commit) is seen by the first
+    check after that."""
+    from scarguard.stores.json import _reads
+
+    clock = _Clock()
+    monkeypatch.setattr(_reads, "_monotonic", clock)
+    path = tmp_path / "g.json"
+    store = JSONStore(path)
+    with store.transaction(SCOPE) as tx:
+        tx.bump("k", 1.0)
+    before = store.generation()
+    _replace_state_as_another_process_would(path)
+    clock.now += _reads.FRESH_FOR / 2
+    assert store.generation() == before
+    clock.now += _reads.FRESH_FOR
+    assert store.generation() != before
+
+
+def test_a_commit_of_this_process_is_seen_by_the_next_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stores of one process share the file's commits: the store that committed and every
+    other store on the file see the new token at once (the clock held still)."""
+    from scarguard.stores.json import _reads
+
+    monkeypatch.setattr(_reads, "_monotonic", _Clock())
+    path = tmp_path / "g.json"
+    mine, theirs = JSONStore(path), JSONStore(path)
+    before, also_before = mine.generation(), theirs.generation()
+    assert mine.generation() == before
+    with theirs.transaction(SCOPE) as tx:
+        tx.bump("k", 1.0)
+    after = theirs.generation()
+    assert after != also_before
+    assert mine.generation() == after
+    with mine.transaction(SCOPE) as tx:
+        tx.bump("k", 2.0)
+    assert mine.generation() not in (before, after)
+    assert theirs.generation() == mine.generation()

@@ -2,7 +2,11 @@
 
 * Every read holds a shared ``flock`` on ``<path>.lock`` (a transaction holds it
   exclusively); inside the lock the state is reloaded if the file changed
-  (:meth:`JSONReads.generation`, the state file's ``(inode, mtime_ns, size)``, tells).
+  (the state file's ``(inode, mtime_ns, size)`` tells).
+* The change token a check reads (:meth:`JSONReads.generation`, that ``stat``) is trusted
+  for :data:`FRESH_FOR` (1 ms) without another ``stat``, unless this process committed to
+  the file since (by any store on it): another process's commit is seen by every check that
+  starts 1 ms after it or later, this process's by the next check.
 * A state file that cannot be parsed is never overwritten: under the exclusive lock it is
   renamed to ``<name>.corrupt-<UTC time>``, reported by a :class:`StoreCorruptionWarning`
   and a log line, and the state is rebuilt from the journals. A file that is not a store of
@@ -18,6 +22,7 @@ import itertools
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,10 +36,34 @@ from scarguard.stores.json._locking import file_lock
 from scarguard.stores.protocol import CounterValue
 from scarguard.stores.records import export_records
 
-__all__ = ["NO_FILE", "JSONReads"]
+__all__ = ["FRESH_FOR", "NO_FILE", "JSONReads"]
 
 NO_FILE = ("no state file",)
 """The change token while no state file exists."""
+FRESH_FOR = 0.001
+"""Seconds a change token is trusted without another ``stat`` of the state file.
+
+The staleness bound for commits by other processes (as SQLite's, in
+``scarguard.stores.sqlite._token``): a check starting at least this long after such a
+commit sees it. Commits made in this process, by any store on the file, are seen by the
+next check.
+"""
+_monotonic = time.monotonic
+
+
+class _FileCommits:
+    """This process's commits to one state file, by any of its stores."""
+
+    __slots__ = ("last",)
+
+    def __init__(self) -> None:
+        self.last = 0
+
+
+_COMMITS: dict[str, _FileCommits] = {}
+"""The real path of a state file -> this process's commits to it."""
+_COMMIT_NUMBERS = itertools.count(1)
+"""Unique commit numbers (``next`` on ``itertools.count`` is atomic: no lock across fork)."""
 
 _log = logging.getLogger("scarguard.stores.json_store")
 
@@ -69,6 +98,10 @@ class JSONReads:
         self._depth = 0  # > 0 while this store's file lock is held (by the mutex's owner)
         self._state = js.State()
         self._stat: Hashable = None
+        self._commits = _COMMITS.setdefault(self._path, _FileCommits())
+        # (this process's latest commit, token, trusted until): what generation() answers
+        # without a stat while nothing here committed and FRESH_FOR has not passed
+        self._trusted: tuple[int, Hashable, float] | None = None
         self._cache: dict[js.Tenant, list[Failure]] = {}
         self._cache_at = (-1, 0)  # (epoch, offset) of the journal read into _cache
 
@@ -165,7 +198,10 @@ class JSONReads:
         return os.path.exists(self.failures_path) or os.path.exists(self.receipts_path)
 
     def _quarantine(self, reason: str) -> None:
-        aside = js.quarantine(self._path, now=self._clock())
+        try:
+            aside = js.quarantine(self._path, now=self._clock())
+        finally:
+            self._committed()  # the state file is gone: every store on it stats again
         message = (
             f"JSON store {self._path} was unreadable ({reason}); moved aside to {aside} and"
             " rebuilt from its journals (failures and receipts kept; counters and"
@@ -214,13 +250,28 @@ class JSONReads:
     def generation(self) -> Hashable:
         """Return the state file's ``(inode, mtime_ns, size)``: changes with every commit.
 
-        :data:`NO_FILE` while no state file exists (nothing committed yet).
+        :data:`NO_FILE` while no state file exists (nothing committed yet). At most
+        :data:`FRESH_FOR` old for commits by other processes (the ``stat`` is skipped for
+        that long after one), current for this process's.
         """
-        token = self._stat_token()
-        return NO_FILE if token is None else token
+        now = _monotonic()
+        own = self._commits.last
+        trusted = self._trusted
+        if trusted is not None and trusted[0] == own and now < trusted[2]:
+            return trusted[1]
+        # (own is read before the stat: a commit in between makes the next call stat again,
+        # so the token kept is never older than the commits it is trusted for)
+        found = self._stat_token()
+        token = NO_FILE if found is None else found
+        self._trusted = (own, token, now + FRESH_FOR)
+        return token
+
+    def _committed(self) -> None:
+        """Note a commit to the state file just made (every store on it stats again)."""
+        self._commits.last = next(_COMMIT_NUMBERS)
 
     def peek_generation(self) -> Hashable | None:
-        """Return :meth:`generation` (what an event loop asks): one ``stat``, no file lock."""
+        """Return :meth:`generation` (what an event loop asks): a ``stat`` at most, no lock."""
         return self.generation()
 
     def load_constraints(self, scope: Scope) -> list[Constraint]:

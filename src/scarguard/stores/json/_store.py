@@ -14,7 +14,8 @@ The discipline (file layout in ``_state``; the files read, reloaded and recovere
   ``<name>.corrupt-<UTC time>``, reported by a :class:`StoreCorruptionWarning` and a log
   line, and the store rebuilds from the journals (failures, next id and receipt chain;
   counters and constraints are relearned).
-* :meth:`JSONStore.generation` is the state file's ``(inode, mtime_ns, size)``; a commit
+* :meth:`JSONStore.generation` is the state file's ``(inode, mtime_ns, size)`` (trusted
+  for 1 ms, see ``_reads``); a commit
   sets the new file's mtime strictly past the old one, so the token never repeats. A
   transaction's ``begin_generation`` is that token under its exclusive lock (after any
   reload), its ``commit_generation`` the new file's token, taken before the lock is freed.
@@ -219,6 +220,8 @@ class JSONStore(JSONReads):
             atomic_write(self._path, js.dump_state(state), mtime_ns=mtime)
         except OSError as exc:
             raise self._error("cannot write the state file", exc) from exc
+        finally:
+            self._committed()  # (even a failed rename may have replaced the file)
         self._state, self._stat = state, self._stat_token()
 
     def clear(self, scope: Scope) -> None:
