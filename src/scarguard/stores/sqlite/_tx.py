@@ -145,8 +145,10 @@ class SQLiteTransaction(Appending, SQLTransaction):
             return self.count(key)
         held = self._conn.rows
         if held and len(held) < BUMP_MANY_ROWS * 5 and key not in held[2::5]:
-            # the held bumps and this one in one statement (each key once: one row back each)
-            params, self._conn.rows = [*held, *self._tenant, key, by, now], []
+            # the held bumps and this one in one statement (each key once: one row back each);
+            # this one first, as SQLite returns the rows in the order given (whatever the
+            # order, the loop finds it): the loop then stops at the first row
+            params, self._conn.rows = [*self._tenant, key, by, now, *held], []
             sql = bump_many_returning_sql(len(params) // 5)
             for found, count in self._conn.conn.execute(sql, params):
                 if found == key:
