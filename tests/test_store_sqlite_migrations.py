@@ -210,6 +210,20 @@ def test_a_failure_id_is_never_given_twice(fresh_db: SQLiteStore, how: str) -> N
         assert tx.add_failure(failure(4)).id == 4
 
 
+@pytest.mark.parametrize("order", [(3, 2), (2, 3), (1, 3, 2)])
+def test_deletes_in_any_order_never_give_an_id_twice(
+    fresh_db: SQLiteStore, order: tuple[int, ...]
+) -> None:
+    """One delete at a time, largest first or last: the next id is above all three."""
+    with fresh_db.transaction(SCOPE) as tx:
+        assert [tx.add_failure(failure(i)).id for i in range(3)] == [1, 2, 3]
+    with contextlib.closing(raw(fresh_db.location)) as conn:
+        for gone in order:
+            conn.execute("DELETE FROM failures WHERE id = ?", (gone,))
+    with fresh_db.transaction(SCOPE) as tx:
+        assert tx.add_failure(failure(9)).id == 4
+
+
 def test_ids_of_tenants_share_one_sequence(fresh_db: SQLiteStore) -> None:
     """Clearing one tenant never lets another tenant's later failure take a cleared id."""
     other = Scope("acme", "api")

@@ -193,9 +193,11 @@ _LIGHTER_WRITES = (
     "ALTER TABLE failures_v2 RENAME TO failures",
     *(s for s in _INITIAL if s.startswith("CREATE INDEX failures_")),
     # Only the deletion of the largest id can let an id come back: remember it. Per row, so
-    # that every delete (clear, purge, wipe, by hand) keeps the guarantee.
+    # that every delete (clear, purge, wipe, by hand) keeps the guarantee; the largest id
+    # ever given has no larger one left when it goes, so only that row writes here.
     """CREATE TRIGGER failures_keep_the_largest_id AFTER DELETE ON failures
     WHEN OLD.id > (SELECT given FROM failure_ids)
+      AND NOT EXISTS (SELECT 1 FROM failures WHERE id > OLD.id)
     BEGIN UPDATE failure_ids SET given = OLD.id; END""",
     _RECEIPTS_V2,
     "INSERT INTO receipts_v2 SELECT seq, prev, type, at_ms, payload, hash FROM receipts"
