@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from scarguard.observe import MISSING, LocalObserver
-from scarguard.observe.local import _read_head
+from scarguard.observe import local as local_observer
+from scarguard.observe.local import HASH_LIMIT, _read_head
 
 
 def _settle(*paths: Path) -> None:
@@ -103,3 +104,53 @@ def test_a_file_read_while_it_grows_is_read_to_the_limit(
     assert _read_head(str(path), 40_000) == b"y" * 40_001
     assert _read_head(str(path), 60_000) == b"y" * 50_000
     assert LocalObserver(tmp_path).read(str(path)) == "y" * 50_000
+
+
+def _counting_opens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    opened: list[str] = []
+    real_open = open
+
+    def counting_open(file: str, *args: object, **kwargs: object) -> object:
+        opened.append(file)
+        return real_open(file, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(local_observer, "open", counting_open, raising=False)
+    return opened
+
+
+def test_a_settled_file_is_read_once_until_its_inode_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A small file settled (its change time too) is read once; a rewrite is read again."""
+    makefile = tmp_path / "Makefile"
+    makefile.write_text("all:\n\techo a\n")
+    _settle(makefile)
+    later = time.time_ns() + 3600 * 10**9  # an hour on: the change time has settled too
+    monkeypatch.setattr(time, "time_ns", lambda: later)
+    opened = _counting_opens(monkeypatch)
+    observer = LocalObserver(tmp_path)
+    assert observer.read("Makefile") == observer.read("Makefile") == "all:\n\techo a\n"
+    assert len(opened) == 1
+    makefile.write_text("all:\n\techo b\n")  # the same size, its mtime put back
+    _settle(makefile)
+    assert observer.read("Makefile") == "all:\n\techo b\n"
+    makefile.chmod(0o644)
+    assert observer.read("Makefile") == "all:\n\techo b\n"
+    assert len(opened) == 3  # a chmod moves the change time: read again
+
+
+def test_a_file_changed_lately_is_read_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file whose mtime settled but whose inode changed just now is not remembered."""
+    makefile = tmp_path / "Makefile"
+    makefile.write_text("all:\n")
+    _settle(makefile)  # mtime an hour back, change time now
+    opened = _counting_opens(monkeypatch)
+    observer = LocalObserver(tmp_path)
+    for _ in range(3):
+        assert observer.read("Makefile") == "all:\n"
+    assert len(opened) == 3
+    (tmp_path / "big").write_bytes(b"z" * (HASH_LIMIT + 1))
+    assert observer.read("big") == observer.read("big") == "z" * (HASH_LIMIT + 1)
+    assert observer.read("missing") is None

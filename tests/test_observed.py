@@ -5,10 +5,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from helpers.factories import constraint
+from scarguard import Redactor
 from scarguard.errors import ScarguardWarning
-from scarguard.learning.observed import Revalidator, dependencies, is_shell_like, program_of
+from scarguard.learning.observed import (
+    Revalidator,
+    _unredacted,
+    dependencies,
+    is_shell_like,
+    program_of,
+)
 from scarguard.model import Call
 
 SHELL = frozenset({"shell"})
@@ -106,3 +115,24 @@ def test_a_broken_observer_keeps_every_constraint_and_warns_once() -> None:
         assert not check.stale(watched)
     assert len(caught) == 1
     assert check.observe([]) == {}
+
+
+_REDACTORS = (
+    Redactor(),
+    Redactor(max_text=12, max_value=40),
+    Redactor(max_value=8),
+    Redactor(extra=lambda text: text.replace("make", "[M]")),
+)
+
+
+@given(
+    st.sampled_from(range(len(_REDACTORS))),
+    st.sampled_from(["make_target", "tests", "pytest", "deploy", "password=x", "x" * 13])
+    | st.text(max_size=60),
+)
+def test_a_redactors_remembered_verdict_is_its_verdict(which: int, text: str) -> None:
+    """Whether redaction leaves a condition's word alone: remembered, the same answer."""
+    redactor = _REDACTORS[which]
+    for _ in range(2):
+        assert _unredacted(redactor, text) == (redactor(text) == text)
+    assert _unredacted(lambda t: t.upper(), text) == (text.upper() == text)

@@ -28,6 +28,7 @@ from scarguard.learning.semantic import Evidence, condition, condition_stale
 from scarguard.model import Call, Constraint
 from scarguard.observe.local import LocalObserver
 from scarguard.observe.protocol import Observer
+from scarguard.redact import Redactor
 
 __all__ = ["COMMAND_FAILURES", "Revalidator", "dependencies", "is_shell_like"]
 
@@ -108,6 +109,18 @@ def _in_order(manifests: frozenset[str]) -> dict[str, None]:
     return dict.fromkeys(sorted(manifests))
 
 
+def _unredacted(redact: Callable[[str], str], text: str) -> bool:
+    """Return whether redacting ``text`` leaves it as it is.
+
+    A redactor's verdict on a text no longer than it keeps or stores whole is its remembered
+    one for targets (``target(t) == t`` exactly when redacting ``t`` changes nothing): a
+    condition's words recur.
+    """
+    if isinstance(redact, Redactor) and len(text) <= min(redact.max_value, redact.max_text):
+        return redact.target(text) == text
+    return redact(text) == text
+
+
 def program_of(call: Call) -> str | None:
     """Return the program a shell-like call runs.
 
@@ -160,7 +173,7 @@ class Revalidator:
         fails: the constraint then depends on its tokens, as any other.
         """
         search = None if OLD_ARGS.isdisjoint(call.args) else search_text(call.args)
-        if search is not None and redact(search) != search:
+        if search is not None and not _unredacted(redact, search):
             search = None
         try:
             evidence = Evidence(
@@ -170,7 +183,7 @@ class Revalidator:
         except Exception as exc:  # bookkeeping must never break the agent's call
             self._warn(exc)
             return ()
-        return found if not found or all(redact(part) == part for part in found) else ()
+        return found if all(_unredacted(redact, part) for part in found) else ()
 
     def needs_observation(self, constraint: Constraint) -> bool:
         """Return whether :meth:`stale` would ask the observer (it has no verdict yet)."""

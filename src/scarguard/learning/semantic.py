@@ -43,7 +43,7 @@ import functools
 import hashlib
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any, Final
 
 import attrs
@@ -271,18 +271,24 @@ def kept_tokens(
     if not depends or depends[0] in _REFINEMENTS:
         return dict(observed)
     kind = depends[0]
+    wanted: Collection[str]
     if kind == PROGRAM:  # where an install under the root may put it
         wanted = {_root_path(root, p) for p in program_paths(depends[1])}
         return {p: t for p, t in observed.items() if p in wanted}
     if kind == MAKE_TARGET:  # the Makefiles, the target, what built-in rules make it from
-        names = (*MAKEFILES, depends[1], *make_sources(depends[1]))
-        wanted = {_root_path(root, n) for n in names}
+        wanted = _make_target_paths(root, depends[1])
     elif kind == NAMED_FILES:  # and the manifests of the program that ran (npm: package.json)
         wanted = {_root_path(root, n) for n in depends[1:]}
         wanted |= {p for p in observed if os.path.basename(p) in MANIFESTS}
     else:
         wanted = {_root_path(root, t) for t in targets[:1]}
     return {p: t for p, t in observed.items() if p in wanted}
+
+
+@functools.lru_cache(maxsize=256)
+def _make_target_paths(root: str, target: str) -> frozenset[str]:
+    """Return the paths whose change can end a missing make target (remembered: it recurs)."""
+    return frozenset(_root_path(root, n) for n in (*MAKEFILES, target, *make_sources(target)))
 
 
 def _contains(text: str, search: str) -> bool:

@@ -8,7 +8,8 @@ within the filesystem's timestamp granularity still is.
 
 What is read is remembered, and trusted again only while the stat data says it still holds:
 a file's digest while its stat data is the same, a directory's names while the directory's
-stat data is (adding, removing or renaming an entry moves its ``mtime``). Only what had
+stat data is (adding, removing or renaming an entry moves its ``mtime``), a small file's text
+(:meth:`LocalObserver.read`) while its stat data and inode change time are. Only what had
 settled when it was read is remembered (last modified :data:`SETTLED_NS` before): a file
 rewritten within one timestamp tick of its last change keeps its stat data, and is read
 again every time, as it would be without remembering.
@@ -43,6 +44,8 @@ _REMEMBERED = 4096
 """Digests and directory listings remembered per observer (all forgotten when full)."""
 _PLANS = 256
 """Sets of paths observed together whose layout is remembered, per observer."""
+_TEXTS = 64
+"""Texts of files (at most :data:`HASH_LIMIT` bytes each) remembered per observer."""
 
 
 def _root(value: str | os.PathLike[str]) -> str:
@@ -100,11 +103,27 @@ class LocalObserver:
         Optional for observers: conditions that name what a failure lacked (a Makefile
         target, an edit's search text) are judged on the content.
         """
+        where = self._path(path)
+        texts = self._seen.texts
         try:
-            data = _read_head(self._path(path), READ_LIMIT)
+            info = os.stat(where)
+            key = (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_mode)
+            known = texts.get(where)
+            if known is not None and known[0] == key:
+                return known[1]
+            data = _read_head(where, READ_LIMIT)
         except OSError:
             return None
-        return None if len(data) > READ_LIMIT else data.decode("utf-8", "replace")
+        if len(data) > READ_LIMIT:
+            return None
+        text = data.decode("utf-8", "replace")
+        # remembered once settled, inode change included (a chmod or a rewrite moves it)
+        settled = max(info.st_mtime_ns, info.st_ctime_ns) <= time.time_ns() - SETTLED_NS
+        if settled and stat.S_ISREG(info.st_mode) and len(data) == info.st_size <= HASH_LIMIT:
+            if len(texts) >= _TEXTS:
+                texts.clear()
+            texts[where] = (key, text)
+        return text
 
     def which(self, program: str) -> bool:
         """Return whether ``program`` is on ``PATH`` or is a file under the root.
@@ -269,10 +288,11 @@ def _settled(info: os.stat_result) -> bool:
 class _Seen:
     """What an observer read and may trust again while the stat data is unchanged."""
 
-    __slots__ = ("digests", "listings", "parts", "plans")
+    __slots__ = ("digests", "listings", "parts", "plans", "texts")
 
     def __init__(self) -> None:
         self.digests: dict[str, tuple[str, str]] = {}  # path: (stat head, digest)
+        self.texts: dict[str, tuple[tuple[int, ...], str]] = {}  # path: (stat data, text)
         self.listings: dict[str, tuple[tuple[int, int, int], frozenset[str]]] = {}
         self.parts: dict[str, tuple[str, str]] = {}  # path: (its folder, its name)
         self.plans: dict[tuple[str, ...], _Plan] = {}  # paths observed together
