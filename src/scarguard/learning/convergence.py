@@ -29,6 +29,12 @@ class Event(str, enum.Enum):
     BLOCKED = "blocked"
 
 
+# the members ok() compares with, looked up once: looking a member up costs about as much as
+# the rest of ok() on Python 3.11
+_OK = Event.OK
+_BLOCKED = Event.BLOCKED
+
+
 @attrs.define
 class SessionTracker:
     """Keep the per-session counts that convergence is judged on, updated incrementally.
@@ -57,9 +63,10 @@ class SessionTracker:
         self.bad_run = 0
         if action_class:
             before = self.last_by_class.get(action_class)
-            self.last_by_class[action_class] = Event.OK
-            if before is Event.BLOCKED:
-                self.blocked_classes -= 1
+            if before is not _OK:  # (a class's calls succeed in a row: nothing to change)
+                self.last_by_class[action_class] = _OK
+                if before is _BLOCKED:
+                    self.blocked_classes -= 1
 
     def note(self, event: Event, action_class: str | None, score: float | None = None) -> None:
         """Add one call's fate to the history."""
