@@ -312,9 +312,9 @@ class CheckingMixin:
         ``None`` (the common case) is an allowed call with nothing to say, its decision
         signalled already.
         """
-        progress = self._progress
+        hot = self._progress.hot
         indexed = bool(index.by_key)
-        if not indexed and not progress.hot:
+        if not indexed and not hot:
             decision_signals(call.tool, "allowed", (), self.scope)
             return None
         if indexed:
@@ -328,7 +328,7 @@ class CheckingMixin:
             hits = []
         if hits:
             return [v for v in hits if not self._revalidator.stale(v.constraint)]
-        if not progress.hot:
+        if not hot:
             decision_signals(call.tool, "allowed", (), self.scope)
             return None
         return hits

@@ -157,7 +157,19 @@ class SuccessMixin:
                 self._tracker.note(Event.OK, call.action_class, score)
             if call.params:
                 self._last_ok[tool] = call
-            self._note_progress(call, changing, digest, now)
+            # count it towards a no-progress loop, or forget the loops it may end (after the
+            # tracker's note, which clears the loop's reason)
+            progress = self._progress
+            if changing:
+                progress.changed()
+            elif digest is not None:
+                count = progress.returned(call.fingerprint, digest, now, tool=tool)
+                if count >= self.policy.loop_warn:
+                    since = progress.since(call.fingerprint)
+                    reason = progress.reason(count, now if since is None else since)
+                    self._tracker.loop_reason = reason
+            else:
+                progress.forget(call.fingerprint, tool=tool)
             if not lift:
                 self._pending.append(call)
         finally:
@@ -300,21 +312,6 @@ class SuccessMixin:
             self.flush()
         outcome_signals(tool, None, None, (), (), self.scope)
         return True
-
-    def _note_progress(
-        self, call: Call, changing: bool, digest: Hashable | None, now: float
-    ) -> None:
-        """Count a success towards a no-progress loop, or forget the loops it may end."""
-        progress = self._progress
-        if changing:
-            progress.changed()
-        elif digest is not None:
-            count = progress.returned(call.fingerprint, digest, now, tool=call.tool)
-            if count >= self.policy.loop_warn:
-                since = progress.since(call.fingerprint)
-                self._tracker.loop_reason = progress.reason(count, now if since is None else since)
-        else:
-            progress.forget(call.fingerprint, tool=call.tool)
 
     @contextmanager
     def _keeping(self, pending: list[Call | tuple[str, str | None]]) -> Iterator[Counter[str]]:
