@@ -615,3 +615,22 @@ def test_string_targets_are_extracted_as_the_general_walk_does() -> None:
     assert adapter.extract_targets({"x": 1}) == ()
     mixed = {"path": "b.py", "paths": ["c.py", "b.py"], "dir": pathlib.Path("d")}
     assert adapter.extract_targets(mixed) == ("b.py", "c.py", "d")
+
+
+def test_a_subclass_normalising_targets_its_own_way_fingerprints_by_it() -> None:
+    """A subclass's own normalise_target is what arguments are normalised with: two
+    spellings it takes for one target are one call."""
+
+    class Lowered(ToolCallAdapter):
+        def normalise_target(self, target: str) -> str:
+            return super().normalise_target(target).lower()
+
+    adapter = Lowered()
+    upper = adapter.describe("read_file", {"path": "A.PY"})
+    lower = adapter.describe("read_file", {"path": "a.py"})
+    assert upper.targets == lower.targets == ("a.py",)
+    assert upper.fingerprint == lower.fingerprint
+    plain = ToolCallAdapter()
+    assert plain.fingerprint("read_file", {"path": "A.PY"}) != plain.fingerprint(
+        "read_file", {"path": "a.py"}
+    )

@@ -130,6 +130,12 @@ class ToolCallAdapter:
         factory=dict, init=False, repr=False, eq=False
     )
     _program_cache: dict[str, bool] = attrs.field(factory=dict, init=False, repr=False, eq=False)
+    _own_targets: bool = attrs.field(init=False, repr=False, eq=False)
+    """Whether targets are normalised by this class's own :meth:`normalise_target`."""
+
+    @_own_targets.default
+    def _normalised_here(self) -> bool:
+        return type(self).normalise_target is ToolCallAdapter.normalise_target
 
     def classify_action(self, tool: str, args: Mapping[str, Any]) -> str | None:
         """Return the action class of a call, or ``None`` when neither name nor args tell.
@@ -219,7 +225,10 @@ class ToolCallAdapter:
         changed: dict[str, Any] | None = None
         for key, value in args.items():
             if key in self.target_keys and self.normalise_paths:
-                new = self._normal_path_value(value)
+                if type(value) is str and self._own_targets:  # (normalise_target, inline)
+                    new = normalise_path(value, self.root) if value else value
+                else:
+                    new = self._normal_path_value(value)
             elif key in SHELL_ARGS and isinstance(value, str):
                 new = command_text(value)
             else:
