@@ -141,7 +141,10 @@ class SuccessMixin:
             # "Already up to date.": this run changed nothing (asked only when something
             # may lift and the call would change the world otherwise: then it matters)
             quiet = mutating and reports_no_change(result)
-            lift = bool(liftable(index, call, adapter, self.policy, changed_nothing=quiet))
+            found = liftable(
+                index, call, adapter, self.policy, changed_nothing=quiet, mutating=mutating
+            )
+            lift = bool(found)
         full = len(self._pending) + self._pending_refusals + 1 >= self._batch
         if nowait and (lift or full):
             return None

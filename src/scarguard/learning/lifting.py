@@ -106,6 +106,7 @@ def liftable(
     policy: Policy,
     *,
     changed_nothing: bool = False,
+    mutating: bool | None = None,
 ) -> list[Constraint]:
     """Return the constraints a success of ``call`` disproves.
 
@@ -116,7 +117,7 @@ def liftable(
     action class lifts its strategy bans. A test run without a selection lifts the bans of
     the same runner's failing runs that selected tests. ``changed_nothing``: the call's output
     says it changed nothing, so it is not a change (``reports_no_change`` in the shell
-    helpers).
+    helpers). ``mutating``: ``adapter.mutating(call)``, if the caller asked it already.
     """
     # (each lookup is asked first, so that the common success, which lifts nothing, builds
     # no generator: this runs after every described success)
@@ -124,7 +125,9 @@ def liftable(
     lifted = [c for c in exact if c.tool == call.tool] if exact else []
     if index.shell_exact:
         lifted.extend(_covered(index, call))
-    mutating = adapter.mutating(call) and not changed_nothing
+    if mutating is None:
+        mutating = adapter.mutating(call)
+    mutating = mutating and not changed_nothing
     if mutating:
         changed = _changed_names(call)
         shell = [
