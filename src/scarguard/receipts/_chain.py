@@ -29,52 +29,11 @@ _quote: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or (
     json.encoder.py_encode_basestring_ascii
 )
 """The JSON string encoder ``_ENCODER`` uses (``ensure_ascii``), to build a body directly."""
-_LITERALS = {None: "null", True: "true", False: "false"}
 
 
 def _payload_text(payload: Any) -> str:
-    """Return ``_ENCODER.encode(_no_floats(payload))``: the canonical text of a payload.
-
-    A payload of scalars, flat lists and flat dictionaries (a failure's row, the keys it
-    taught) is written directly, its floats as their ``repr`` strings; any other goes through
-    :func:`_no_floats` and the encoder.
-    """
-    if type(payload) is dict:
-        text = _flat_text(payload, nested=True)
-        if text is not None:
-            return text
+    """Return the canonical text of a payload: ``_ENCODER.encode(_no_floats(payload))``."""
     return _ENCODE(_no_floats(payload))
-
-
-def _flat_text(value: dict[Any, Any], *, nested: bool) -> str | None:
-    """Return the canonical text of a dictionary of scalars, or ``None`` if it is not one.
-
-    With ``nested``, its values may also be lists of strings and dictionaries of scalars.
-    """
-    parts = []
-    for key in sorted(value) if all(type(k) is str for k in value) else ():
-        item = value[key]
-        kind = type(item)
-        if kind is str:
-            text = _quote(item)
-        elif kind is float:
-            text = _quote(repr(item))
-        elif kind is int:
-            text = int.__repr__(item)
-        elif item is None or kind is bool:
-            text = _LITERALS[item]
-        elif nested and kind is dict:
-            text = _flat_text(item, nested=False)
-        elif nested and (kind is list or kind is tuple) and all(type(v) is str for v in item):
-            text = "[" + ",".join([_quote(v) for v in item]) + "]"
-        else:
-            return None
-        if text is None:
-            return None
-        parts.append(f"{_quote(key)}:{text}")
-    if len(parts) != len(value):
-        return None
-    return "{" + ",".join(parts) + "}"
 
 
 def _body(seq: int, prev: str, kind: str, at_ms: int, payload: str) -> bytes:
