@@ -12,8 +12,8 @@ import contextlib
 import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from scarguard._results import RecordResult
@@ -37,6 +37,10 @@ from scarguard.stores.protocol import Store, Transaction
 from scarguard.telemetry import outcome_signals, shadow_signals
 
 __all__ = ["FailureRecording"]
+
+_NOTHING_BATCHED: contextlib.nullcontext[Counter[str]] = contextlib.nullcontext(Counter())
+"""What a failure takes of the batched counts when nothing is batched (never changed)."""
+_HARNESS, _FAILED = Blame.HARNESS, Event.FAILED  # (a member's lookup costs a call on 3.11)
 
 class FailureRecording(FailureRows):
     """Recording outcomes: ``record``, ``record_incident`` and the failure transaction."""
@@ -273,7 +277,7 @@ class FailureRecording(FailureRows):
         shell_like = is_shell_like(call, signature.name, self.policy.stale_after_change)
         observed: Mapping[str, str] = {}
         depends: tuple[str, ...] = ()
-        if teaches and counted and blame is not Blame.HARNESS:
+        if teaches and counted and blame is not _HARNESS:
             normalise = getattr(adapter, "normalise_target", os.path.normpath)
             paths = dependencies(
                 call, outcome.error, shell_like=shell_like, normalise=normalise,
@@ -296,7 +300,9 @@ class FailureRecording(FailureRows):
             )
             with self._view:
                 pending, self._pending = self._pending, []
-            with self._keeping(pending) as counts, self._write() as tx:
+            batched = pending or self._pending_counts or self._pending_refusals
+            keeping = self._keeping(pending) if batched else _NOTHING_BATCHED
+            with keeping as counts, self._write() as tx:
                 if pending or counts:  # nothing batched: nothing to write
                     self._apply_successes(tx, pending, counts, now)
                 stored = tx.add_failure(failure)
@@ -324,29 +330,56 @@ class FailureRecording(FailureRows):
                 )
             with self._view:
                 if counted:
-                    self._tracker.note(Event.FAILED, call.action_class, outcome.score)
+                    self._tracker.note(_FAILED, call.action_class, outcome.score)
                 self._progress.forget(call.fingerprint, tool=call.tool)
         outcome_signals(call.tool, stored.signature, blame.value, learned, (), self.scope)
         found = Classification(signature, blame, retry_after(outcome.error))
         # the convergence is computed when first read, as a success's is (nobody may ask)
         return RecordResult(stored, tuple(learned), (), self._tracker.convergence, found)
 
-    @contextmanager
-    def _write(self) -> Iterator[RecordingTransaction]:
+    def _write(self) -> contextlib.AbstractContextManager[RecordingTransaction]:
         """Open a write transaction that keeps the cached index in step (hold ``_lock``).
 
         When nothing else committed since the index was loaded, the constraints this
         transaction put and removed are applied to the index and it stays current; otherwise
         the next check reloads it from the store.
         """
-        with self.store.transaction(self.scope) as tx:
+        return _Writing(self)
+
+
+class _Writing:
+    """The context of :meth:`FailureRecording._write` (a class: it runs on every failure)."""
+
+    __slots__ = ("_fresh", "_memory", "_opened", "_recording", "_tx")
+    _opened: contextlib.AbstractContextManager[Transaction]
+    _tx: Transaction
+    _recording: RecordingTransaction
+    _fresh: bool
+
+    def __init__(self, memory: FailureRecording) -> None:
+        self._memory = memory
+
+    def __enter__(self) -> RecordingTransaction:
+        memory = self._memory
+        self._opened = opened = memory.store.transaction(memory.scope)
+        self._tx = tx = opened.__enter__()
+        try:
             begin = tx.begin_generation
-            fresh = begin == self._generation or begin in self._tokens
-            recording = RecordingTransaction(tx)
-            yield recording
-        committed = tx.commit_generation
-        if fresh and committed is not None:
-            with self._view:
-                recording.apply_to(self._index)
-                self._generation = committed
-                self._tokens = {committed: None}  # (every other token named the old state)
+            self._fresh = begin == memory._generation or begin in memory._tokens
+            self._recording = RecordingTransaction(tx)
+        except BaseException as exc:  # (nothing of the body ran: roll back, as with would)
+            opened.__exit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self._recording
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self._opened.__exit__(kind, exc, tb)  # commits, or rolls back (never swallows)
+        committed = self._tx.commit_generation
+        if kind is None and self._fresh and committed is not None:
+            memory = self._memory
+            with memory._view:
+                self._recording.apply_to(memory._index)
+                memory._generation = committed
+                memory._tokens = {committed: None}  # (every other token named the old state)

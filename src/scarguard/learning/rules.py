@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 __all__ = ["Lesson", "enforce_cap", "learn"]
 
 
-@attrs.frozen
+@attrs.define
 class Lesson:
     """What one failure is, as the rules need it.
 
