@@ -112,9 +112,15 @@ def runs_elsewhere(call_args: Mapping[str, Any]) -> bool:
     )
 
 
-@functools.lru_cache(maxsize=4096)
 def _root_path(root: str, name: str) -> str:
     """Return ``name`` joined with ``root``, normalised (remembered: the same names recur)."""
+    if len(name) <= 1024:
+        return _joined(root, name)
+    return os.path.normpath(os.path.join(root, name))
+
+
+@functools.lru_cache(maxsize=4096)
+def _joined(root: str, name: str) -> str:
     return os.path.normpath(os.path.join(root, name))
 
 
