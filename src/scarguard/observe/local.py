@@ -153,6 +153,7 @@ class LocalObserver:
         """Return the token of every path that can be read (missing ones as ``MISSING``)."""
         judged = self._judged(paths)
         tokens = judged.template.copy()  # every path in order, the absent ones MISSING
+        digests = self._seen.digests
         for path, where in judged.candidates:
             try:
                 info = os.stat(where)
@@ -162,6 +163,10 @@ class LocalObserver:
                 del tokens[path]  # unreadable: no token, so no change will ever be seen for it
                 continue
             head = self._head(info)
+            known = digests.get(path)  # what _digest would answer first (the head has the kind)
+            if known is not None and known[0] == head:
+                tokens[path] = f"{head}:{known[1]}"
+                continue
             try:
                 tokens[path] = f"{head}:{self._digest(path, info, head)}"
             except OSError:
