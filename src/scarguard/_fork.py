@@ -24,8 +24,7 @@ from __future__ import annotations
 import os
 import threading
 import weakref
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 __all__ = ["forked_inside", "in_child", "track", "untrack", "writing"]
@@ -39,22 +38,34 @@ _functions: list[Callable[[], None]] = []
 _tracked: weakref.WeakKeyDictionary[Any, Callable[[Any], None]] = weakref.WeakKeyDictionary()
 
 
-@contextmanager
-def writing() -> Iterator[None]:
-    """Mark the calling thread as inside a write transaction for the ``with`` block."""
-    me = threading.get_ident()
-    with _cond:
-        while _forking and me not in _active:
-            _cond.wait()
-        _active[me] = _active.get(me, 0) + 1
-    try:
-        yield
-    finally:
+class _Gate:
+    """The context manager :func:`writing` returns (a class: it is on every statement)."""
+
+    __slots__ = ("_me",)
+
+    def __enter__(self) -> None:
+        me = self._me = _get_ident()
+        with _cond:
+            while _forking and me not in _active:
+                _cond.wait()
+            _active[me] = _active.get(me, 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        me = self._me
         with _cond:
             depth = _active.pop(me) - 1
             if depth:
                 _active[me] = depth
-            _cond.notify_all()
+            if _forking:  # only a fork in progress waits for a thread to leave
+                _cond.notify_all()
+
+
+_get_ident = threading.get_ident
+
+
+def writing() -> _Gate:
+    """Mark the calling thread as inside a write transaction for the ``with`` block."""
+    return _Gate()
 
 
 def forked_inside() -> bool:
