@@ -46,7 +46,6 @@ __all__ = [
     "SQL",
     "TENANT",
     "apply_migrations",
-    "bump_many_returning_sql",
     "bump_many_sql",
     "user_version",
 ]
@@ -74,8 +73,6 @@ BUMP = (
     " ON CONFLICT (workspace, project, key)"
     " DO UPDATE SET count = count + excluded.count, last_at = excluded.last_at"
 )
-BUMP_RETURNING = BUMP + " RETURNING count"
-"""One statement instead of two where the library has ``RETURNING`` (SQLite 3.35 and newer)."""
 BUMP_MANY_ROWS = 100
 """Rows per multi-row bump: 500 bound variables, under SQLite's oldest limit of 999."""
 INSERT_RECEIPT = (
@@ -92,12 +89,6 @@ def bump_many_sql(rows: int) -> str:
     """
     values = ", ".join(["(?, ?, ?, ?, ?)"] * rows)
     return BUMP.replace("VALUES (?, ?, ?, ?, ?)", f"VALUES {values}", 1)
-
-
-@functools.lru_cache(maxsize=8)
-def bump_many_returning_sql(rows: int) -> str:
-    """Return :func:`bump_many_sql` answering each row's ``key`` and new ``count``."""
-    return f"{bump_many_sql(rows)} RETURNING key, count"
 
 
 _INITIAL = (

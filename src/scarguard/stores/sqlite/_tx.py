@@ -24,21 +24,17 @@ from scarguard.receipts import GENESIS, Appending, ChainWriter, Receipt, reseal
 from scarguard.stores._sql import INSERT_COLUMNS, SQLTransaction
 from scarguard.stores.sqlite._conn import Connections, rollback
 from scarguard.stores.sqlite._schema import (
-    BUMP,
     BUMP_MANY_ROWS,
-    BUMP_RETURNING,
     INSERT_FAILURE,
     INSERT_RECEIPT,
     PUT_CONSTRAINT,
     SQL,
     TENANT,
-    bump_many_returning_sql,
     bump_many_sql,
 )
 
 __all__ = ["SQLiteTransaction", "Writing"]
 
-_RETURNING = sqlite3.sqlite_version_info >= (3, 35, 0)
 _HEAD = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
 _DATA_VERSION = "PRAGMA data_version"
 _failure_values = operator.itemgetter(*INSERT_COLUMNS)
@@ -139,22 +135,12 @@ class SQLiteTransaction(Appending, SQLTransaction):
         return failure._with_id(cursor.lastrowid)
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
+        # With the held bumps in one statement, then its count read: a RETURNING clause
+        # buffers its rows in a temporary table, which costs more than the read (26.9 vs
+        # 22.6 µs for six bumps and the count, in one transaction).
         self.changed = True
-        if not _RETURNING:
-            self._conn.execute(BUMP, (*self._tenant, key, by, now))
-            return self.count(key)
-        held = self._conn.rows
-        if held and len(held) < BUMP_MANY_ROWS * 5 and key not in held[2::5]:
-            # the held bumps and this one in one statement (each key once: one row back each);
-            # this one first, as SQLite returns the rows in the order given (whatever the
-            # order, the loop finds it): the loop then stops at the first row
-            params, self._conn.rows = [*self._tenant, key, by, now, *held], []
-            sql = bump_many_returning_sql(len(params) // 5)
-            for found, count in self._conn.conn.execute(sql, params):
-                if found == key:
-                    return int(count)
-        row = self._conn.execute(BUMP_RETURNING, (*self._tenant, key, by, now)).fetchone()
-        return int(row[0])
+        self._conn.rows += [*self._tenant, key, by, now]
+        return self.count(key)
 
     def bump_many(self, keys: Sequence[str], now: float, by: int = 1) -> None:
         if not keys:
