@@ -14,10 +14,11 @@ from hypothesis import strategies as st
 from scarguard import FailureMemory
 from scarguard.canonical import canonical_json
 from scarguard.learning import keys
+from scarguard.learning._recording import _failure_payload
 from scarguard.learning.rules import Lesson, _same_state_key, _state_json
 from scarguard.model import Blame, Call, Failure
 from scarguard.naming._signature import Signature
-from scarguard.receipts import verify_store
+from scarguard.receipts import GENESIS, seal, verify_store
 from scarguard.redact import REDACTED
 from scarguard.testing import FakeClock
 
@@ -88,3 +89,40 @@ def test_a_remembered_state_digest_is_the_digest_of_its_state(
         text = canonical_json(sorted(observed.items()))
         digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
         assert _same_state_key(lesson) == keys.same_state_counter(call, "s", digest)
+
+
+_TEXTS = st.text(max_size=10)
+_FAILURES = st.builds(
+    Failure,
+    tool=_TEXTS,
+    fingerprint=st.text("0123456789abcdef", min_size=1, max_size=24),
+    signature=_TEXTS,
+    blame=st.sampled_from(list(Blame)),
+    at=st.floats(0, 4e9) | st.integers(0, 4_000_000_000),
+    session=_TEXTS,
+    action_class=st.none() | _TEXTS,
+    targets=st.lists(_TEXTS, max_size=3),
+    args=st.dictionaries(_TEXTS, _TEXTS | st.integers() | st.none() | st.booleans(), max_size=3),
+    error=st.none() | _TEXTS,
+    status_code=st.none() | st.integers(100, 599),
+    duration_ms=st.none() | st.floats(0, 1e6),
+    agent=st.none() | _TEXTS,
+    provider=st.none() | _TEXTS,
+    id=st.none() | st.integers(1, 10**12),
+)
+
+
+@given(_FAILURES, st.lists(_TEXTS, max_size=3), st.lists(_TEXTS, max_size=2))
+def test_a_failure_receipt_is_written_as_its_canonical_text(
+    failure: Failure, learned: list[str], evicted: list[str]
+) -> None:
+    """The failure payload written directly is the text sealing writes of the payload."""
+
+    class Key:
+        def __init__(self, key: str) -> None:
+            self.key = key
+
+    payload = _failure_payload(failure, [Key(k) for k in learned], [Key(k) for k in evicted])  # type: ignore[misc]
+    expected = {"failure": failure.to_row(), "learned": learned, "evicted": evicted}
+    assert dict(payload) == expected
+    assert payload.canonical == seal(1, GENESIS, "failure", 1.0, expected).payload

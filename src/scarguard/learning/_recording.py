@@ -16,6 +16,9 @@ from collections.abc import Callable, Hashable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from scarguard._json import compact
 from scarguard._results import RecordResult
 from scarguard.adapters.protocol import Adapter
 from scarguard.learning._rows import FailureRows
@@ -25,13 +28,14 @@ from scarguard.learning.keys import verdict_keys
 from scarguard.learning.observed import Revalidator, dependencies, is_shell_like
 from scarguard.learning.progress import NO_RESULT, ProgressTracker
 from scarguard.learning.rules import Lesson, enforce_cap, learn
-from scarguard.model import Blame, Call, Constraint, Outcome, Scope
+from scarguard.model import Blame, Call, Constraint, Failure, Outcome, Scope
 from scarguard.naming._signature import Signature
 from scarguard.naming.blame import classify_blame
 from scarguard.naming.classify import Classification, error_parts
 from scarguard.naming.retry_after import retry_after
 from scarguard.naming.signatures import SignatureBank
 from scarguard.policy import Policy
+from scarguard.receipts import CanonicalPayload
 from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store, Transaction
 from scarguard.telemetry import outcome_signals, shadow_signals
@@ -319,15 +323,7 @@ class FailureRecording(FailureRows):
                 )
                 learned = learn(tx, lesson, self.policy, adapter, now) if counted else []
                 evicted = enforce_cap(tx, self.policy, now) if learned else []
-                tx.receipt(
-                    "failure",
-                    {
-                        "failure": stored.to_row(),
-                        "learned": [c.key for c in learned],
-                        "evicted": [c.key for c in evicted],
-                    },
-                    now,
-                )
+                tx.receipt("failure", _failure_payload(stored, learned, evicted), now)
             with self._view:
                 if counted:
                     self._tracker.note(_FAILED, call.action_class, outcome.score)
@@ -345,6 +341,32 @@ class FailureRecording(FailureRows):
         the next check reloads it from the store.
         """
         return _Writing(self)
+
+
+def _failure_payload(
+    stored: Failure, learned: Sequence[Constraint], evicted: Sequence[Constraint]
+) -> CanonicalPayload:
+    """Return a failure's receipt payload with its canonical text, written directly.
+
+    The text of ``receipts.seal`` (keys sorted, floats as their ``repr``), built by the
+    unsorted encoder from dictionaries made in sorted order: the float-free copy of the
+    general walk and the encoder's sort cost more, on every failure.
+    """
+    row = stored.to_row()
+    learned_keys = [c.key for c in learned]
+    evicted_keys = [c.key for c in evicted]
+    sorted_row = {}
+    for name in _ROW_ORDER:
+        value = row[name]
+        sorted_row[name] = repr(value) if isinstance(value, float) else value
+    text = _UNSORTED({"evicted": evicted_keys, "failure": sorted_row, "learned": learned_keys})
+    payload = {"failure": row, "learned": learned_keys, "evicted": evicted_keys}
+    return CanonicalPayload(payload, text)
+
+
+_ROW_ORDER = tuple(sorted(attrs.fields_dict(Failure)))
+"""A failure row's keys in sorted order (the canonical text's)."""
+_UNSORTED = compact()
 
 
 class _Writing:

@@ -18,6 +18,7 @@ GENESIS = "0" * 64
 """The ``prev`` of the first receipt."""
 KEY_ENV = "SCARGUARD_RECEIPT_KEY"
 COMPACT = "compact"
+_type_of = type  # (``seal`` names its receipt's type ``type``)
 """The type of the receipt appended when older receipts are deleted by retention."""
 
 
@@ -168,6 +169,26 @@ class Receipt:
         return cls(**{f.name: row[f.name] for f in attrs.fields(cls)})
 
 
+class CanonicalPayload(dict[str, Any]):
+    """A payload that carries its canonical text, written by a caller that knows its shape.
+
+    It is the payload (a dictionary, for any store that reads it as one), and ``canonical``
+    is the text :func:`seal` would write of it (keys sorted, no spaces, floats as their
+    ``repr`` strings), which sealing takes as it is. A failure's payload is written this way
+    on every failure, more cheaply than the general walk; ``tests/test_receipts.py`` holds
+    it to the same text.
+
+    Attributes:
+        canonical: The payload's canonical text.
+    """
+
+    __slots__ = ("canonical",)
+
+    def __init__(self, payload: Mapping[str, Any], canonical: str) -> None:
+        super().__init__(payload)
+        self.canonical = canonical
+
+
 def seal(
     seq: int,
     prev: str,
@@ -177,7 +198,7 @@ def seal(
     key: bytes | str | None = None,
 ) -> Receipt:
     """Return the receipt that follows ``prev`` for ``payload``."""
-    text = _payload_text(payload)
+    text = payload.canonical if _type_of(payload) is CanonicalPayload else _payload_text(payload)
     at_ms = round(at * 1000)
     digest = _hash(_body(seq, prev, type, at_ms, text), key)
     return Receipt(seq=seq, prev=prev, type=type, at_ms=at_ms, payload=text, hash=digest)
