@@ -10,7 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from scarguard import Redactor
-from scarguard._secret_shapes import SHAPES, alternation
+from scarguard._secret_shapes import SHAPES, alternation, fold
 from scarguard.canonical import storable_text
 from scarguard.redact import (
     _ASSIGNMENT,
@@ -83,6 +83,11 @@ FOLDED_OUTSIDE_ASCII = (
     "https://x?x-amz-\u017fignature=abcdef",
     "my\u017fql -phunter2",
     "curl -u admin:pw \u00e9",
+    "https://x?s\u0130g=abcdef",  # dotted capital I
+    "https://x?s\u0131g=abcdef",  # dotless i
+    "credent\u0131al=hunter2 \u00e9",
+    "Cook\u0130e: session=abc",
+    "BEARER \u212aEY0123456789abcdef \u00fc",
 )
 FRAGMENTS = (
     *SAMPLES,
@@ -224,3 +229,26 @@ def test_secrets_at_the_size_limits_are_redacted_as_by_the_whole_scan(
             expected = expected[:100] + f"… [{len(expected) - 100} more chars]"
         assert redactor.args({"v": value}) == {"v": expected}
         assert redactor.target(value) == whole_target(redactor, value)
+
+
+def test_fold_knows_every_character_a_regex_matches_to_ascii() -> None:
+    """The characters outside ASCII a case-insensitive regex takes for a gate's characters."""
+    others = "".join(chr(c) for c in range(128, 0x110000) if not 0xD800 <= c <= 0xDFFF)
+    alike = re.findall("(?i)[a-z]", others)
+    assert {c: fold(c) for c in alike} == {
+        "\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"
+    }  # fmt: skip
+    needles = {ch for _, key, texts in SHAPES for ch in key + "".join(texts) if not ch.isalpha()}
+    needles |= {ch for word in (*_ASSIGNMENT_WORDS, *_COMMAND_LINE_WORDS) for ch in word}
+    for ch in needles - set("abcdefghijklmnopqrstuvwxyz"):
+        assert re.findall("(?i)" + re.escape(ch), others) == [], ch
+
+
+@given(texts)
+def test_what_a_case_insensitive_gate_matches_is_in_the_folded_text(text: str) -> None:
+    """A folded pattern's text matched anywhere (ignoring case) is in ``fold(text)``."""
+    needles = [n for p, _, ns in SHAPES if re.compile(p).flags & re.I for n in ns]
+    for needle in (*needles, *_ASSIGNMENT_WORDS, *_COMMAND_LINE_WORDS):
+        if re.search("(?i)" + re.escape(needle), text):
+            assert needle in fold(text)
+

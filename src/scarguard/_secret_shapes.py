@@ -9,12 +9,13 @@ pattern anywhere, so only the patterns whose gates pass are scanned for, in one 
 them in their order: at every position the same pattern matches as in the alternation of all
 of them (the others match nowhere), so the result is the same text.
 
-A case-insensitive pattern's texts are looked for in the text in lower case, and only when
-the text is ASCII: outside ASCII a regex folds more than :meth:`str.lower` does (the long s,
-U+017F, matches ``s``; the Kelvin sign, U+212A, ``k``), so a non-ASCII text is scanned for every
-such pattern. Gate
-characters are never letters (no folding applies to them). A pattern without a known gate
-(one of the user's) is always scanned for.
+A case-insensitive pattern's texts are looked for in the text folded (:func:`fold`): in lower
+case, after the four characters outside ASCII that a case-insensitive regex matches to an
+ASCII letter are written as that letter (the long s, U+017F, matches ``s``; the Kelvin sign,
+U+212A, ``k``; the dotted and dotless I, U+0130 and U+0131, ``i``), so every character of a
+match of the pattern's text folds to that text's character. Gate characters are never letters
+(no folding applies to them). A pattern without a known gate (one of the user's) is always
+scanned for.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping, Sequence
+from typing import Final
 
-__all__ = ["SHAPES", "PatternGates", "alternation"]
+__all__ = ["SHAPES", "PatternGates", "alternation", "fold"]
 
 Gate = tuple[str, tuple[str, ...]]
 """A character every match holds (``""``: none known) and texts one of which it holds."""
@@ -68,6 +70,25 @@ _GATES: Mapping[tuple[str, int], Gate] = {
     for compiled, key, texts in ((re.compile(p), k, t) for p, k, t in SHAPES)
 }
 """The gates of the default shapes, by pattern source and flags (as compiled)."""
+
+_TO_ASCII: Final = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+"""The characters outside ASCII a case-insensitive regex matches to an ASCII letter."""
+_NOT_ASCII_FOLDS: Final = tuple(map(chr, _TO_ASCII))
+
+
+def fold(text: str) -> str:
+    """Return ``text`` in lower case, its look-alikes of ASCII letters written as the letters.
+
+    Where a case-insensitive regex matches an ASCII text in ``text``, that text is in
+    ``fold(text)``: each character of the match folds to the one it matched.
+    """
+    if not text.isascii():
+        for char in _NOT_ASCII_FOLDS:
+            if char in text:
+                text = text.translate(_TO_ASCII)
+                break
+    return text.lower()
+
 
 _GLOBAL_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
 _SCANS = 256
@@ -119,29 +140,25 @@ class PatternGates:
             side = folded if pattern.flags & re.IGNORECASE else exact
             side.extend((text, bit) for text in texts)
         self._groups = tuple(
-            (key, tuple(exact), tuple(folded), _bits(folded))
-            for key, (exact, folded) in groups.items()
+            (key, tuple(exact), tuple(folded)) for key, (exact, folded) in groups.items()
         )
         self._scans: dict[int, re.Pattern[str]] = {}
 
-    def scan(self, text: str, lowered: str | None) -> re.Pattern[str] | None:
+    def scan(self, text: str, folded: str) -> re.Pattern[str] | None:
         """Return the alternation of the patterns ``text`` may match (``None``: none).
 
-        ``lowered`` is ``text.lower()`` when ``text`` is ASCII, else ``None``.
+        ``folded`` is ``fold(text)``.
         """
         found = self._always
-        for key, exact, folded, folded_bits in self._groups:
+        for key, exact, lowered in self._groups:
             if key not in text:  # ("" is in every text)
                 continue
             for needle, bit in exact:
                 if needle in text:
                     found |= bit
-            if lowered is None:
-                found |= folded_bits
-            else:
-                for needle, bit in folded:
-                    if needle in lowered:
-                        found |= bit
+            for needle, bit in lowered:
+                if needle in folded:
+                    found |= bit
         if not found:
             return None
         known = self._scans.get(found)
@@ -151,10 +168,3 @@ class PatternGates:
                 self._scans.clear()
             known = self._scans[found] = alternation(chosen)
         return known
-
-
-def _bits(entries: Sequence[tuple[str, int]]) -> int:
-    found = 0
-    for _, bit in entries:
-        found |= bit
-    return found

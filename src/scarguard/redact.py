@@ -18,7 +18,7 @@ from typing import Any
 import attrs
 
 from scarguard._frozen import FrozenDict
-from scarguard._secret_shapes import SHAPES, PatternGates, alternation
+from scarguard._secret_shapes import SHAPES, PatternGates, alternation, fold
 from scarguard.canonical import MAX_ITEMS, MAX_STRING, storable_text, to_jsonable
 
 __all__ = [
@@ -213,18 +213,18 @@ class Redactor:
 
     def _redact(self, text: str) -> str:
         # What the whole scans would give: each runs only where a text it needs is present
-        # (judged in lower case only for ASCII text, which str.lower() folds as a regex does).
+        # (a case-insensitive one's in the text folded as a regex folds it).
         text = storable_text(text)
-        lowered = text.lower() if text.isascii() else None
-        if ("=" in text or ":" in text) and _holds_any(lowered, _ASSIGNMENT_WORDS):
+        folded = fold(text)
+        if ("=" in text or ":" in text) and _holds_any(folded, _ASSIGNMENT_WORDS):
             redacted = _ASSIGNMENT.sub(_keep_name, text)
             if redacted != text:
-                text, lowered = redacted, redacted.lower() if redacted.isascii() else None
-        if "-" in text and _holds_any(lowered, _COMMAND_LINE_WORDS):
+                text, folded = redacted, fold(redacted)
+        if "-" in text and _holds_any(folded, _COMMAND_LINE_WORDS):
             redacted = _COMMAND_LINE.sub(_keep_flag, text)
             if redacted != text:
-                text, lowered = redacted, redacted.lower() if redacted.isascii() else None
-        scan = self._gates.scan(text, lowered)
+                text, folded = redacted, fold(redacted)
+        scan = self._gates.scan(text, folded)
         if scan is not None:
             text = scan.sub(REDACTED, text)
         if self.extra is not None:
@@ -347,12 +347,10 @@ _PLAIN_DICTS = frozenset({dict, FrozenDict})
 _SCALARS = frozenset({int, bool, type(None)})
 
 
-def _holds_any(lowered: str | None, words: tuple[str, ...]) -> bool:
-    """Return whether ``lowered`` holds one of ``words`` (``None``: not ASCII, it may)."""
-    if lowered is None:
-        return True
+def _holds_any(folded: str, words: tuple[str, ...]) -> bool:
+    """Return whether ``folded`` holds one of ``words``."""
     for word in words:  # noqa: SIM110 (a loop: any() over a generator costs twice as much)
-        if word in lowered:
+        if word in folded:
             return True
     return False
 
