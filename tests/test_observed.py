@@ -136,3 +136,14 @@ def test_a_redactors_remembered_verdict_is_its_verdict(which: int, text: str) ->
     for _ in range(2):
         assert _unredacted(redactor, text) == (redactor(text) == text)
     assert _unredacted(lambda t: t.upper(), text) == (text.upper() == text)
+
+
+def test_a_redactor_of_its_own_kind_is_asked_itself() -> None:
+    """A subclass's own redaction decides, not the remembered verdicts of the base class."""
+
+    class Shouting(Redactor):
+        def __call__(self, text: str) -> str:
+            return text.upper()
+
+    assert not _unredacted(Shouting(), "tests")
+    assert _unredacted(Shouting(), "TESTS")
