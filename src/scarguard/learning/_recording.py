@@ -346,7 +346,7 @@ class FailureRecording(FailureRows):
 def _failure_payload(
     stored: Failure, learned: Sequence[Constraint], evicted: Sequence[Constraint]
 ) -> CanonicalPayload:
-    """Return a failure's receipt payload with its canonical text, written directly.
+    """Return a failure's receipt payload, which writes its canonical text directly.
 
     The text of ``receipts.seal`` (keys sorted, floats as their ``repr``), built by the
     unsorted encoder from dictionaries made in sorted order: the float-free copy of the
@@ -355,13 +355,16 @@ def _failure_payload(
     row = stored.to_row()
     learned_keys = [c.key for c in learned]
     evicted_keys = [c.key for c in evicted]
-    sorted_row = {}
-    for name in _ROW_ORDER:
-        value = row[name]
-        sorted_row[name] = repr(value) if isinstance(value, float) else value
-    text = _UNSORTED({"evicted": evicted_keys, "failure": sorted_row, "learned": learned_keys})
+
+    def write() -> str:
+        sorted_row = {}
+        for name in _ROW_ORDER:
+            value = row[name]
+            sorted_row[name] = repr(value) if isinstance(value, float) else value
+        return _UNSORTED({"evicted": evicted_keys, "failure": sorted_row, "learned": learned_keys})
+
     payload = {"failure": row, "learned": learned_keys, "evicted": evicted_keys}
-    return CanonicalPayload(payload, text)
+    return CanonicalPayload(payload, write)
 
 
 _ROW_ORDER = tuple(sorted(attrs.fields_dict(Failure)))

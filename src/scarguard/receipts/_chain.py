@@ -7,7 +7,7 @@ import hashlib
 import hmac
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import attrs
@@ -170,23 +170,30 @@ class Receipt:
 
 
 class CanonicalPayload(dict[str, Any]):
-    """A payload that carries its canonical text, written by a caller that knows its shape.
+    """A payload that writes its own canonical text, for a caller that knows its shape.
 
-    It is the payload (a dictionary, for any store that reads it as one), and ``canonical``
-    is the text :func:`seal` would write of it (keys sorted, no spaces, floats as their
-    ``repr`` strings), which sealing takes as it is. A failure's payload is written this way
-    on every failure, more cheaply than the general walk; ``tests/test_receipts.py`` holds
-    it to the same text.
+    It is the payload (a dictionary, for any store that reads it as one), and
+    :attr:`canonical` is the text :func:`seal` would write of it (keys sorted, no spaces,
+    floats as their ``repr`` strings), which sealing takes as it is. A failure's payload is
+    written this way on every failure, more cheaply than the general walk;
+    ``tests/test_recording.py`` holds it to the same text. The text is written only when
+    read: a store without receipts never asks.
 
-    Attributes:
-        canonical: The payload's canonical text.
+    Args:
+        payload: The payload.
+        write: Writes the payload's canonical text.
     """
 
-    __slots__ = ("canonical",)
+    __slots__ = ("_write",)
 
-    def __init__(self, payload: Mapping[str, Any], canonical: str) -> None:
+    def __init__(self, payload: Mapping[str, Any], write: Callable[[], str]) -> None:
         super().__init__(payload)
-        self.canonical = canonical
+        self._write = write
+
+    @property
+    def canonical(self) -> str:
+        """The payload's canonical text."""
+        return self._write()
 
 
 def seal(
