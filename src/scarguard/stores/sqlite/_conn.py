@@ -282,11 +282,15 @@ class Connections(PerThread[sqlite3.Connection]):
             except BaseException:
                 rollback(conn)
                 raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as exc:
-                rollback(conn)
-                raise self.error("commit failed", exc) from exc
+            self.commit(conn)
+
+    def commit(self, conn: sqlite3.Connection) -> None:
+        """Commit ``conn``'s transaction; if that fails, roll back and raise :class:`StoreError`."""
+        try:
+            conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            rollback(conn)
+            raise self.error("commit failed", exc) from exc
 
     def begin(self, conn: sqlite3.Connection) -> None:
         """Start a write transaction with ``BEGIN IMMEDIATE``, retrying while busy.

@@ -269,11 +269,7 @@ class Writing:
                 if isinstance(error, sqlite3.Error):
                     raise db.error("write failed", error) from error
                 raise
-            try:
-                conn.execute("COMMIT")
-            except sqlite3.Error as error:
-                rollback(conn)
-                raise db.error("commit failed", error) from error
+            db.commit(conn)
         finally:
             gate.__exit__(None, None, None)
         version = tx._begin[1]
