@@ -12,12 +12,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from scarguard._frozen import EMPTY
 from scarguard.model import Blame, Call, Failure, Outcome, Scope
 from scarguard.naming._signature import Signature
 from scarguard.redact import Redactor
 
 __all__ = ["FailureRows"]
 
+_NO_DETAILS = Outcome(ok=False)
+"""The details of a shadowed call's failure: none (its arguments and error are not kept)."""
 _REDACTED_ERRORS = 256
 """Redacted error texts (and dependency paths) remembered per memory (see
 ``_redacted_error`` and ``_kept_paths``)."""
@@ -48,17 +51,7 @@ class FailureRows:
 
         A shadowed call's real failure is counted without its arguments and error text.
         """
-        if outcome is None:
-            return Failure(
-                tool=call.tool,
-                fingerprint=call.fingerprint,
-                signature=signature.name,
-                blame=blame,
-                at=now,
-                session=self.scope.session,
-                action_class=call.action_class,
-                targets=call.targets,
-            )
+        details = _NO_DETAILS if outcome is None else outcome
         return Failure(  # keywords, not a dictionary of details: this runs on every failure
             tool=call.tool,
             fingerprint=call.fingerprint,
@@ -68,12 +61,12 @@ class FailureRows:
             session=self.scope.session,
             action_class=call.action_class,
             targets=call.targets,
-            args=self.redactor.args(call.args),
-            error=self._redacted_error(outcome.error) if outcome.error else None,
-            status_code=outcome.status_code,
-            duration_ms=outcome.duration_ms,
-            agent=outcome.agent,
-            provider=outcome.provider,
+            args=EMPTY if outcome is None else self.redactor.args(call.args),
+            error=self._redacted_error(details.error) if details.error else None,
+            status_code=details.status_code,
+            duration_ms=details.duration_ms,
+            agent=details.agent,
+            provider=details.provider,
         )
 
     def _redacted_error(self, text: str) -> str:
