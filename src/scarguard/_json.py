@@ -13,12 +13,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["compact"]
+__all__ = ["compact", "quote"]
 
 _MAKE: Any = getattr(json.encoder, "c_make_encoder", None)
 _QUOTE: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or (
     json.encoder.py_encode_basestring_ascii
 )
+quote: Callable[[str], str] = _QUOTE
+"""A string as JSON text, as ``json.dumps`` writes it (``ensure_ascii``)."""
 
 
 def compact(*, sort_keys: bool = False) -> Callable[[Any], str]:

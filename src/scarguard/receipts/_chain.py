@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 import attrs
 
-from scarguard._json import compact
+from scarguard._json import compact, quote
 
 GENESIS = "0" * 64
 """The ``prev`` of the first receipt."""
@@ -22,25 +22,22 @@ _type_of = type  # (``seal`` names its receipt's type ``type``)
 """The type of the receipt appended when older receipts are deleted by retention."""
 
 
-_ENCODER = json.JSONEncoder(sort_keys=True, separators=(",", ":"))
 _ENCODE = compact(sort_keys=True)
-"""``_ENCODER.encode``, with its C encoder built once."""
+"""The canonical JSON text: ``json.dumps(value, sort_keys=True, separators=(",", ":"))``."""
 _PLAIN = (str, int, bool, type(None))
-_quote: Any = getattr(json.encoder, "c_encode_basestring_ascii", None) or (
-    json.encoder.py_encode_basestring_ascii
-)
-"""The JSON string encoder ``_ENCODER`` uses (``ensure_ascii``), to build a body directly."""
+_quote = quote
+"""The JSON string encoder ``_ENCODE`` uses (``ensure_ascii``), to build a body directly."""
 
 
 def _payload_text(payload: Any) -> str:
-    """Return the canonical text of a payload: ``_ENCODER.encode(_no_floats(payload))``."""
+    """Return the canonical text of a payload: ``_ENCODE(_no_floats(payload))``."""
     return _ENCODE(_no_floats(payload))
 
 
 def _body(seq: int, prev: str, kind: str, at_ms: int, payload: str) -> bytes:
     """Return the canonical record a receipt's hash covers.
 
-    The same bytes as ``_ENCODER.encode`` of the record (keys sorted, no spaces), written
+    The same bytes as ``_ENCODE`` of the record (keys sorted, no spaces), written
     directly: sealing runs on every recorded failure. Other field types (a hand-edited row)
     go through the encoder.
     """
