@@ -75,6 +75,27 @@ def test_failure_row_has_every_field_in_order(failure: Failure, id: int | None) 
     assert row["id"] == id
 
 
+@given(FAILURES, st.none() | st.integers(1, 10**9))
+def test_a_failures_row_is_its_own_after_another_was_made(
+    failure: Failure, id: int | None
+) -> None:
+    """The row made last is handed out again (a copy), for that failure and its stored self.
+
+    The store writes a failure's row and its receipt reads it again: the second is the
+    first, with the id the store gave; a changed copy, or another failure's row made in
+    between, changes nothing.
+    """
+    first = failure.to_row()
+    first["error"] = "changed by the caller"
+    assert failure.to_row() != first
+    stored = failure._with_id(id)
+    assert stored.to_row() == dict(failure.to_row(), id=id)
+    other = attrs.evolve(failure, tool=failure.tool + "-other")
+    assert other.to_row()["tool"] == failure.tool + "-other"
+    assert stored.to_row()["id"] == id
+    assert stored.to_row()["tool"] == failure.tool
+
+
 @given(CONSTRAINTS)
 def test_constraint_round_trips_through_a_json_row(constraint: Constraint) -> None:
     """A constraint written as a row, through JSON, reads back equal, with the same id."""

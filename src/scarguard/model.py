@@ -222,7 +222,11 @@ class Failure:
 
     def to_row(self) -> dict[str, Any]:
         """Return a flat, JSON-safe row (lists and mappings as JSON text), fields in order."""
-        return {
+        global _last_row
+        last = _last_row
+        if last[0] is self:  # the row just written of this very failure (or of its id-less self)
+            return dict(last[1])
+        row = {
             "tool": self.tool,
             "fingerprint": self.fingerprint,
             "signature": self.signature,
@@ -239,17 +243,26 @@ class Failure:
             "provider": self.provider,
             "id": self.id,
         }
+        _last_row = (self, dict(row))
+        return row
 
     def _with_id(self, id: int | None) -> Failure:
         """Return this failure with the store's ``id``: ``attrs.evolve(self, id=id)``.
 
         Without calling the converters again (every value already went through them): a
-        store does this for every failure it writes.
+        store does this for every failure it writes. A row just made of this failure is
+        the stored one's too, with the id (the receipt's payload is that row).
         """
+        global _last_row
         stored = object.__new__(Failure)
         for name in _FAILURE_FIELDS:
             object.__setattr__(stored, name, getattr(self, name))
         object.__setattr__(stored, "id", id)
+        last = _last_row
+        if last[0] is self:
+            row = dict(last[1])
+            row["id"] = id
+            _last_row = (stored, row)
         return stored
 
     @classmethod
@@ -263,6 +276,13 @@ class Failure:
 
 
 _FAILURE_FIELDS = tuple(f.name for f in attrs.fields(Failure) if f.name != "id")
+_last_row: tuple[Failure | None, dict[str, Any]] = (None, {})
+"""The failure whose row was made last, and that row (a copy is handed out).
+
+A failure's row is asked for twice as it is recorded: by the store that writes it, and for
+its receipt. A failure is immutable, so the row of the very same object is the same; a
+thread that replaces this pair in between only makes the next call compute the row.
+"""
 
 
 @attrs.frozen

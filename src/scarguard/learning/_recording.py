@@ -323,7 +323,8 @@ class FailureRecording(FailureRows):
                 )
                 learned = learn(tx, lesson, self.policy, adapter, now) if counted else []
                 evicted = enforce_cap(tx, self.policy, now) if learned else []
-                tx.receipt("failure", _failure_payload(stored, learned, evicted), now)
+                if tx.keeps_receipts:
+                    tx.receipt("failure", _failure_payload(stored, learned, evicted), now)
             with self._view:
                 if counted:
                     self._tracker.note(_FAILED, call.action_class, outcome.score)

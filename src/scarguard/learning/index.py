@@ -303,3 +303,12 @@ class RecordingTransaction:
     def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
         """Append a receipt."""
         self.tx.receipt(type, payload, at)
+
+    @property
+    def keeps_receipts(self) -> bool:
+        """Whether a receipt appended here is kept (a payload need not be built if not).
+
+        The shipped stores say so (``receipts.ChainWriter._chain_on``); any other store is
+        taken to keep them.
+        """
+        return bool(getattr(self.tx, "_chain_on", True))

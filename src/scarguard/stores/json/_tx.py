@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterable
 from typing import TYPE_CHECKING, Any
 
-import attrs
-
 from scarguard.model import Constraint, Failure
 from scarguard.receipts import GENESIS, Appending, ChainWriter, Receipt
 from scarguard.stores._held import HeldTransaction
@@ -60,7 +58,7 @@ class JSONTransaction(Appending, HeldTransaction):
         return self.committed
 
     def add_failure(self, failure: Failure) -> Failure:
-        stored = attrs.evolve(failure, id=self.next_id)
+        stored = failure._with_id(self.next_id)
         self.next_id += 1
         self.failures.append(stored)
         self.changed = True

@@ -6,7 +6,6 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-import attrs
 import psycopg
 
 from scarguard.errors import StoreError
@@ -120,9 +119,9 @@ class PostgresTransaction(Appending, SQLTransaction):
         found = self._conn.execute(INSERT_FAILURE, values).fetchone()
         self.changed = True
         if found is None:
-            return attrs.evolve(failure, id=None)
+            return failure._with_id(None)
         self._head = (int(found[1]), str(found[2]))  # locked by the insert until commit
-        return attrs.evolve(failure, id=int(found[0]))
+        return failure._with_id(int(found[0]))
 
     def bump(self, key: str, now: float, by: int = 1) -> int:
         found = self._conn.execute(BUMP, (*self._tenant, key, by, now)).fetchone()
