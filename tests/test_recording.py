@@ -107,7 +107,7 @@ _FAILURES = st.builds(
     status_code=st.none() | st.integers(100, 599),
     duration_ms=st.none() | st.floats(0, 1e6),
     agent=st.none() | _TEXTS,
-    provider=st.none() | _TEXTS,
+    provider=st.none() | _TEXTS | st.booleans() | st.floats(allow_nan=False),  # (unchecked types)
     id=st.none() | st.integers(1, 10**12),
 )
 
