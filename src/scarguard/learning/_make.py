@@ -32,6 +32,8 @@ _NO_RULE: Final = re.compile(
     r"No rule to make target [`'\u2018\"]([^'\u2019\"\n]{1,200})['\u2019\"]"
 )
 _MAKE_OPTIONS: Final = frozenset({"-C", "-f", "--directory", "--file", "--makefile", "-I"})
+_ATTACHED: Final = ("-C", "-f", "-I")
+"""The short options whose value may be attached (``-Csub``): the word starts with one."""
 
 
 def missing_make_target(error: str | None) -> str | None:
@@ -163,6 +165,6 @@ def make_goals(call_args: Mapping[str, Any], program: str | None) -> tuple[str, 
     if program != "make":
         return ()
     words = command_words(call_args)
-    if _MAKE_OPTIONS & set(words):
-        return ()
+    if _MAKE_OPTIONS & set(words) or any(w.startswith(_ATTACHED) for w in words):
+        return ()  # another directory or makefile (-C sub, -Csub, -f x.mk, -fx.mk)
     return tuple(w for w in words if w != "make" and not w.startswith("-") and "=" not in w)

@@ -22,6 +22,7 @@ import attrs
 from scarguard.adapters._arguments import OLD_ARGS, search_text
 from scarguard.adapters._shell import command_files, error_files, manifests_for
 from scarguard.errors import ScarguardWarning
+from scarguard.learning._directories import elsewhere_files
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._programs import missing_program, program_paths
 from scarguard.learning.semantic import Evidence, condition, condition_stale
@@ -93,7 +94,8 @@ def dependencies(
             found[normalise(name)] = None
     found.update(dict.fromkeys(t for t in call.targets if _is_path(t)))
     if shell_like:
-        for name in (*command_files(call.args), *error_files(error)):
+        # the makefiles and manifests of another directory it ran in (make -C, cd sub && ...)
+        for name in (*elsewhere_files(call.args), *command_files(call.args), *error_files(error)):
             found[normalise(name)] = None
         found.update(_in_order(manifests_for(program_of(call))))
     return tuple(found)[:_MAX_PATHS]

@@ -107,9 +107,15 @@ def runs_elsewhere(call_args: Mapping[str, Any]) -> bool:
     ``cd sub && ...``, a ``cwd=``, container or host argument: what it names is then not
     judged under the root.
     """
-    return not _ELSEWHERE_KEYS.isdisjoint(call_args) or not _ELSEWHERE_WORDS.isdisjoint(
-        command_words(call_args)
-    )
+    if not _ELSEWHERE_KEYS.isdisjoint(call_args):
+        return True
+    words = command_words(call_args)
+    # (-Csub: the directory attached to the option, as make and tar read it)
+    return not _ELSEWHERE_WORDS.isdisjoint(words) or any(_attached_directory(w) for w in words)
+
+
+def _attached_directory(word: str) -> bool:
+    return len(word) > 2 and word.startswith("-C")
 
 
 def _root_path(root: str, name: str) -> str:

@@ -1,0 +1,129 @@
+"""The files a command reads in another directory than the root: ``cd sub && ...``, ``make -C``.
+
+A failure depends on the manifests of the directory its command ran in. The engine watches
+the root's (``adapters._shell.manifests_for``); a command that changes directory first
+(``cd pkg && npm test``), or a ``make`` told where to look (``make -C sub build``,
+``make --directory=sub``, ``make -f other.mk``), reads others, and a change of those must
+lift what it taught too: without them, adding the missing rule to ``sub/Makefile`` left
+``make -C sub build`` refused.
+
+The paths are relative to the directory the command starts in (the root), or absolute where
+the command names an absolute directory; a ``cd`` that cannot be followed (``cd``, ``cd -``,
+``cd ~``, a variable) ends the walk, as what comes after runs somewhere unknown.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shlex
+from collections.abc import Mapping
+from typing import Any, Final
+
+from scarguard.adapters._shell import SEGMENTS, manifests_for
+from scarguard.learning._make import MAKEFILES
+
+__all__ = ["elsewhere_files"]
+
+_MAKES: Final = frozenset({"make", "gmake"})
+_DIRECTORY: Final = ("-C", "--directory")
+_FILE: Final = ("-f", "--file", "--makefile")
+_CACHED: Final = 1024
+"""Commands up to this long have their answer remembered (agents repeat commands)."""
+
+
+def elsewhere_files(call_args: Mapping[str, Any]) -> tuple[str, ...]:
+    """Return the manifests and makefiles a command reads outside the root's own, in order.
+
+    Args:
+        call_args: The call's arguments; the command is its ``command`` (or ``cmd``) text.
+
+    Returns:
+        ``sub/Makefile``... for ``make -C sub``, the ``-f`` files (in the ``-C`` directory),
+        and for a program run after ``cd sub``, its manifests there. Nothing for a command
+        that stays in the root.
+    """
+    for key in ("command", "cmd"):
+        value = call_args.get(key)
+        if isinstance(value, str):
+            if len(value) <= _CACHED:
+                return _files(value)
+            return _files.__wrapped__(value)
+    return ()
+
+
+@functools.lru_cache(maxsize=512)
+def _files(command: str) -> tuple[str, ...]:
+    if "cd" not in command and "make" not in command:
+        return ()  # (most commands: no word to read them by)
+    found: dict[str, None] = {}
+    where = "."
+    for segment in SEGMENTS.split(command):
+        words = _words(segment)
+        if not words:
+            continue
+        if words[0] == "cd":
+            if len(words) != 2 or words[1].startswith(("-", "~", "$")):
+                break  # somewhere this cannot follow
+            where = os.path.normpath(os.path.join(where, words[1]))
+            continue
+        program = os.path.basename(words[0])
+        if program in _MAKES:
+            found.update(dict.fromkeys(_makefiles(where, words[1:])))
+        elif where != ".":
+            found.update(dict.fromkeys(_joined(where, sorted(manifests_for(program)))))
+    return tuple(found)
+
+
+def _words(segment: str) -> list[str]:
+    """Return a command's words, its leading variable assignments and brackets left out."""
+    try:
+        words = shlex.split(segment)
+    except ValueError:  # an unclosed quote: as the shell would not run it, split it plainly
+        words = segment.split()
+    words = [w.strip("()") for w in words]
+    while words and "=" in words[0] and not words[0].startswith(("-", "=")):
+        words.pop(0)  # FOO=1 make ...
+    return [w for w in words if w]
+
+
+def _makefiles(where: str, words: list[str]) -> list[str]:
+    """Return the makefiles a ``make`` with these words reads, when not the root's own."""
+    directory, files = where, []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        value, taken = _option(word, words[i + 1] if i + 1 < len(words) else None)
+        if value is not None and word.startswith(_DIRECTORY):
+            directory = os.path.normpath(os.path.join(directory, value))
+        elif value is not None:
+            files.append(value)
+        i += taken
+    if files:  # read in the -C directory, as make changes into it first
+        return [os.path.normpath(os.path.join(directory, f)) for f in files]
+    if directory == ".":
+        return []
+    return _joined(directory, sorted(MAKEFILES))
+
+
+def _option(word: str, following: str | None) -> tuple[str | None, int]:
+    """Return the directory or file an option gives, and how many words it takes.
+
+    ``-C sub``, ``-Csub``, ``--directory sub`` and ``--directory=sub``; the same for ``-f``,
+    ``--file`` and ``--makefile``. Any other word gives nothing and takes one.
+    """
+    for short, *longs in (_DIRECTORY, _FILE):
+        for name in longs:
+            if word == name:
+                return following, 2
+            if word.startswith(name + "="):
+                return word[len(name) + 1 :] or None, 1
+        if word == short:
+            return following, 2
+        if word.startswith(short) and not word.startswith("--"):
+            return word[len(short) :], 1
+    return None, 1
+
+
+def _joined(directory: str, names: list[str]) -> list[str]:
+    return [os.path.normpath(os.path.join(directory, n)) for n in names]

@@ -1,0 +1,96 @@
+"""A command run in another directory is judged by that directory's files (real ``make``).
+
+``cd sub && make build``, ``make -C sub build`` (and ``-Csub``, ``--directory=sub``) and
+``make -f sub/Makefile build`` read ``sub``'s makefile, not the root's: adding the missing
+rule there must lift the ban, or the repaired call stays refused. Each case runs ``make`` for
+real before and after the change, and checks that a change elsewhere does not lift.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers.engine import memory_in
+from scarguard.learning._directories import elsewhere_files
+from scarguard.learning.observed import dependencies
+from scarguard.model import Call
+
+needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+
+IN_SUB = [
+    "cd sub && make build",
+    "make -C sub build",
+    "make -Csub build",
+    "make --directory=sub build",
+    "make --directory sub build",
+    "make -f sub/Makefile build",
+    "make --file=sub/Makefile build",
+]
+
+
+def sh(root: Path, command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["bash", "-c", command], cwd=root, capture_output=True, text=True)
+
+
+@needs_make
+@pytest.mark.parametrize("command", IN_SUB)
+def test_a_rule_added_in_the_subdirectory_lifts_the_ban(tmp_path: Path, command: str) -> None:
+    """Refused while sub/Makefile lacks the rule; allowed, and it runs, once it has it."""
+    (tmp_path / "Makefile").write_text("all:\n\t@true\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "Makefile").write_text("other:\n\t@true\n")
+    (tmp_path / "notes.txt").write_text("a\n")
+    memory = memory_in(tmp_path)
+    args = {"command": command}
+    done = sh(tmp_path, command)
+    assert done.returncode != 0 and "No rule to make target" in done.stderr
+    memory.record("bash", args, error=done.stderr)
+    memory.record("bash", args, error=done.stderr)
+    assert not memory.check("bash", args).allowed
+    (tmp_path / "notes.txt").write_text("b\n")  # a change that cannot help
+    assert not memory.check("bash", args).allowed
+    (tmp_path / "sub" / "Makefile").write_text("other:\n\t@true\nbuild:\n\t@true\n")
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("command", "files"),
+    [
+        ("make build", ()),
+        ("make -C sub build", ("sub/GNUmakefile", "sub/Makefile", "sub/makefile")),
+        ("make -Csub -C deeper", ("sub/deeper/GNUmakefile", "sub/deeper/Makefile",
+                                  "sub/deeper/makefile")),
+        ("make -f other.mk -C sub t", ("sub/other.mk",)),
+        ("make -fx.mk --makefile=y.mk", ("x.mk", "y.mk")),
+        ("FOO=1 gmake --file x.mk", ("x.mk",)),
+        ("cd a; cd b && make", ("a/b/GNUmakefile", "a/b/Makefile", "a/b/makefile")),
+        ("(cd sub && make test)", ("sub/GNUmakefile", "sub/Makefile", "sub/makefile")),
+        ("cd /srv/app && make", ("/srv/app/GNUmakefile", "/srv/app/Makefile",
+                                 "/srv/app/makefile")),
+        ("cd $HOME && make", ()),
+        ("cd && make", ()),
+        ("cd - && make -C x", ()),
+        ("make 'unclosed", ()),
+    ],
+)  # fmt: skip
+def test_the_makefiles_a_make_call_reads(command: str, files: tuple[str, ...]) -> None:
+    """Directories and -f files in every spelling; a cd that cannot be followed ends it."""
+    assert elsewhere_files({"command": command}) == files
+
+
+def test_a_program_run_after_cd_is_judged_by_the_manifests_there() -> None:
+    """`cd pkg && pytest` depends on pkg's pyproject.toml, as well as the root's."""
+    call = Call("bash", {"command": "cd pkg && pytest -q"})
+    found = dependencies(call, "1 failed", shell_like=True, normalise=lambda p: p)
+    assert "pkg/pyproject.toml" in found and "pkg/package.json" not in found
+    assert "pyproject.toml" in found
+    assert elsewhere_files({"cmd": "cd pkg && npm test"})[:2] == (
+        "pkg/.env",
+        "pkg/.node-version",
+    )
+    assert elsewhere_files({"path": "cd pkg && make"}) == ()  # not a command argument
