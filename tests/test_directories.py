@@ -23,6 +23,7 @@ needs_make = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 IN_SUB = [
     "cd sub && make build",
+    "bash -c 'cd sub && make build'",
     "make -C sub build",
     "make -Csub build",
     "make --directory=sub build",
@@ -72,6 +73,10 @@ def test_a_rule_added_in_the_subdirectory_lifts_the_ban(tmp_path: Path, command:
         ("(cd sub && make test)", ("sub/GNUmakefile", "sub/Makefile", "sub/makefile")),
         ("cd /srv/app && make", ("/srv/app/GNUmakefile", "/srv/app/Makefile",
                                  "/srv/app/makefile")),
+        ("pushd sub && make", ("sub/GNUmakefile", "sub/Makefile", "sub/makefile")),
+        ("bash -c 'cd sub && make build'", ("sub/GNUmakefile", "sub/Makefile",
+                                            "sub/makefile")),
+        ("sh -c 'make -C sub' extra", ()),  # (not the one command sh runs)
         ("cd $HOME && make", ()),
         ("cd && make", ()),
         ("cd - && make -C x", ()),

@@ -3,9 +3,9 @@
 A failure depends on the manifests of the directory its command ran in. The engine watches
 the root's (``adapters._shell.manifests_for``); a command that changes directory first
 (``cd pkg && npm test``), or a ``make`` told where to look (``make -C sub build``,
-``make --directory=sub``, ``make -f other.mk``), reads others, and a change of those must
-lift what it taught too: without them, adding the missing rule to ``sub/Makefile`` left
-``make -C sub build`` refused.
+``make --directory=sub``, ``make -f other.mk``), reads others, also inside ``bash -c '...'``,
+and a change of those must lift what it taught too: without them, adding the missing rule
+to ``sub/Makefile`` left ``make -C sub build`` refused.
 
 The paths are relative to the directory the command starts in (the root), or absolute where
 the command names an absolute directory; a ``cd`` that cannot be followed (``cd``, ``cd -``,
@@ -26,6 +26,8 @@ from scarguard.learning._make import MAKEFILES
 __all__ = ["elsewhere_files"]
 
 _MAKES: Final = frozenset({"make", "gmake"})
+_CHDIR: Final = frozenset({"cd", "pushd"})
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash"})
 _DIRECTORY: Final = ("-C", "--directory")
 _FILE: Final = ("-f", "--file", "--makefile")
 _CACHED: Final = 1024
@@ -56,13 +58,16 @@ def elsewhere_files(call_args: Mapping[str, Any]) -> tuple[str, ...]:
 def _files(command: str) -> tuple[str, ...]:
     if "cd" not in command and "make" not in command:
         return ()  # (most commands: no word to read them by)
+    inner = _shell_c(command)
+    if inner is not None:  # bash -c "cd sub && make build": the command it runs
+        return _files(inner)
     found: dict[str, None] = {}
     where = "."
     for segment in SEGMENTS.split(command):
         words = _words(segment)
         if not words:
             continue
-        if words[0] == "cd":
+        if words[0] in _CHDIR:
             if len(words) != 2 or words[1].startswith(("-", "~", "$")):
                 break  # somewhere this cannot follow
             where = os.path.normpath(os.path.join(where, words[1]))
@@ -73,6 +78,17 @@ def _files(command: str) -> tuple[str, ...]:
         elif where != ".":
             found.update(dict.fromkeys(_joined(where, sorted(manifests_for(program)))))
     return tuple(found)
+
+
+def _shell_c(command: str) -> str | None:
+    """Return the command of ``bash -c '...'`` (``sh``, ``zsh``, ``dash``), else ``None``."""
+    first = command.lstrip().split(None, 1)
+    if not first or os.path.basename(first[0]) not in _SHELLS:
+        return None
+    words = _words(command)
+    if len(words) == 3 and words[1] == "-c":
+        return words[2]
+    return None
 
 
 def _words(segment: str) -> list[str]:
