@@ -77,6 +77,8 @@ def test_a_rule_added_in_the_subdirectory_lifts_the_ban(tmp_path: Path, command:
         ("bash -c 'cd sub && make build'", ("sub/GNUmakefile", "sub/Makefile",
                                             "sub/makefile")),
         ("sh -c 'make -C sub' extra", ()),  # (not the one command sh runs)
+        ("go -C svc test ./...", ("svc/.env", "svc/go.mod")),
+        ("ls -la", ()),
         ("cd $HOME && make", ()),
         ("cd && make", ()),
         ("cd - && make -C x", ()),
@@ -86,6 +88,30 @@ def test_a_rule_added_in_the_subdirectory_lifts_the_ban(tmp_path: Path, command:
 def test_the_makefiles_a_make_call_reads(command: str, files: tuple[str, ...]) -> None:
     """Directories and -f files in every spelling; a cd that cannot be followed ends it."""
     assert elsewhere_files({"command": command}) == files
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["cd web && npm run build", "npm --prefix web run build", "yarn --cwd web build",
+     "pnpm -C web build", "pnpm --dir=web build"],
+)  # fmt: skip
+def test_a_script_added_to_the_subdirectory_s_package_json_lifts_the_ban(
+    tmp_path: Path, command: str
+) -> None:
+    """npm's missing script, run for web/: adding it to web/package.json lifts the ban."""
+    (tmp_path / "web").mkdir()
+    (tmp_path / "package.json").write_text('{"scripts": {}}')
+    (tmp_path / "web" / "package.json").write_text('{"scripts": {}}')
+    memory = memory_in(tmp_path)
+    args = {"command": command}
+    error = 'npm ERR! Missing script: "build"\nnpm ERR! To see a list of scripts, run:\n'
+    for _ in range(3):
+        memory.record("bash", args, error=error)
+    assert not memory.check("bash", args).allowed
+    (tmp_path / "notes.txt").write_text("b\n")  # a change that cannot help
+    assert not memory.check("bash", args).allowed
+    (tmp_path / "web" / "package.json").write_text('{"scripts": {"build": "true"}}')
+    assert memory.check("bash", args).allowed
 
 
 def test_a_program_run_after_cd_is_judged_by_the_manifests_there() -> None:

@@ -28,8 +28,11 @@ __all__ = ["elsewhere_files"]
 _MAKES: Final = frozenset({"make", "gmake"})
 _CHDIR: Final = frozenset({"cd", "pushd"})
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash"})
-_DIRECTORY: Final = ("-C", "--directory")
+_DIRECTORY: Final = ("-C", "--directory", "--dir", "--prefix", "--cwd", "--project")
+"""A directory option: the short one, then the long ones (see :func:`_options`)."""
 _FILE: Final = ("-f", "--file", "--makefile")
+_HINTS: Final = ("cd", "make", "-C", *_DIRECTORY[1:])
+"""A command without any of these stays in the root (pushd contains cd)."""
 _CACHED: Final = 1024
 """Commands up to this long have their answer remembered (agents repeat commands)."""
 
@@ -56,8 +59,8 @@ def elsewhere_files(call_args: Mapping[str, Any]) -> tuple[str, ...]:
 
 @functools.lru_cache(maxsize=512)
 def _files(command: str) -> tuple[str, ...]:
-    if "cd" not in command and "make" not in command:
-        return ()  # (most commands: no word to read them by)
+    if not any(hint in command for hint in _HINTS):
+        return ()  # (most commands: no word this reads)
     inner = _shell_c(command)
     if inner is not None:  # bash -c "cd sub && make build": the command it runs
         return _files(inner)
@@ -73,10 +76,11 @@ def _files(command: str) -> tuple[str, ...]:
             where = os.path.normpath(os.path.join(where, words[1]))
             continue
         program = os.path.basename(words[0])
+        directory, files = _options(where, words[1:], make=program in _MAKES)
         if program in _MAKES:
-            found.update(dict.fromkeys(_makefiles(where, words[1:])))
-        elif where != ".":
-            found.update(dict.fromkeys(_joined(where, sorted(manifests_for(program)))))
+            found.update(dict.fromkeys(_makefiles(directory, files)))
+        elif directory != ".":
+            found.update(dict.fromkeys(_joined(directory, sorted(manifests_for(program)))))
     return tuple(found)
 
 
@@ -103,18 +107,32 @@ def _words(segment: str) -> list[str]:
     return [w for w in words if w]
 
 
-def _makefiles(where: str, words: list[str]) -> list[str]:
-    """Return the makefiles a ``make`` with these words reads, when not the root's own."""
+def _options(where: str, words: list[str], *, make: bool) -> tuple[str, list[str]]:
+    """Return the directory a program runs in after its options, and make's ``-f`` files.
+
+    The directory options of the programs agents run: ``make -C``, ``pnpm -C``/``--dir``,
+    ``go -C``, ``poetry -C``/``--directory``, ``npm --prefix``, ``yarn --cwd``, ``uv
+    --directory``/``--project``; each spelt ``-C sub``, ``-Csub``, ``--dir sub`` or
+    ``--dir=sub``.
+    """
     directory, files = where, []
     i = 0
     while i < len(words):
         word = words[i]
-        value, taken = _option(word, words[i + 1] if i + 1 < len(words) else None)
-        if value is not None and word.startswith(_DIRECTORY):
+        following = words[i + 1] if i + 1 < len(words) else None
+        value, taken = _option(word, following, _DIRECTORY)
+        if value is not None:
             directory = os.path.normpath(os.path.join(directory, value))
-        elif value is not None:
-            files.append(value)
+        elif make:
+            value, taken = _option(word, following, _FILE)
+            if value is not None:
+                files.append(value)
         i += taken
+    return directory, files
+
+
+def _makefiles(directory: str, files: list[str]) -> list[str]:
+    """Return the makefiles a ``make`` reads, when not the root's own."""
     if files:  # read in the -C directory, as make changes into it first
         return [os.path.normpath(os.path.join(directory, f)) for f in files]
     if directory == ".":
@@ -122,22 +140,22 @@ def _makefiles(where: str, words: list[str]) -> list[str]:
     return _joined(directory, sorted(MAKEFILES))
 
 
-def _option(word: str, following: str | None) -> tuple[str | None, int]:
-    """Return the directory or file an option gives, and how many words it takes.
+def _option(word: str, following: str | None, names: tuple[str, ...]) -> tuple[str | None, int]:
+    """Return the value an option of ``names`` gives, and how many words it takes.
 
-    ``-C sub``, ``-Csub``, ``--directory sub`` and ``--directory=sub``; the same for ``-f``,
-    ``--file`` and ``--makefile``. Any other word gives nothing and takes one.
+    ``names`` is a short option and long ones: ``-C sub``, ``-Csub``, ``--dir sub`` and
+    ``--dir=sub``. Any other word gives nothing and takes one.
     """
-    for short, *longs in (_DIRECTORY, _FILE):
-        for name in longs:
-            if word == name:
-                return following, 2
-            if word.startswith(name + "="):
-                return word[len(name) + 1 :] or None, 1
-        if word == short:
+    short, *longs = names
+    for name in longs:
+        if word == name:
             return following, 2
-        if word.startswith(short) and not word.startswith("--"):
-            return word[len(short) :], 1
+        if word.startswith(name + "="):
+            return word[len(name) + 1 :] or None, 1
+    if word == short:
+        return following, 2
+    if word.startswith(short) and not word.startswith("--"):
+        return word[len(short) :], 1
     return None, 1
 
 
