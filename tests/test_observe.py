@@ -212,6 +212,32 @@ def test_error_text_files_and_manifests_make_a_shell_ban_stale(tmp_path: Path) -
     assert memory.constraints(include_stale=True) == [ban]
 
 
+@pytest.mark.parametrize(
+    ("command", "manifest", "error"),
+    [
+        ("docker build -t app .", "Dockerfile",
+         'ERROR: failed to solve: process "/bin/sh -c exit 1" did not complete successfully'),
+        ("docker compose up -d", "compose.yaml",
+         'service "web" refers to undefined volume data: invalid compose project'),
+    ],
+)  # fmt: skip
+def test_a_fixed_dockerfile_or_compose_file_lifts_the_ban(
+    tmp_path: Path, command: str, manifest: str, error: str
+) -> None:
+    """docker's errors name no file: the image and service definitions are manifests."""
+    (tmp_path / manifest).write_text("broken\n")
+    (tmp_path / "notes.txt").write_text("a\n")
+    memory = memory_in(tmp_path)
+    args = {"command": command}
+    for _ in range(3):
+        memory.record("bash", args, error=error)
+    assert not memory.check("bash", args).allowed
+    (tmp_path / "notes.txt").write_text("b\n")  # a change that cannot help
+    assert not memory.check("bash", args).allowed
+    (tmp_path / manifest).write_text("fixed\n")
+    assert memory.check("bash", args).allowed
+
+
 def test_guard_block_states_no_fact_the_workspace_contradicts(tmp_path: Path) -> None:
     """Once the missing file exists, the guard block no longer says it does not."""
     memory = memory_in(tmp_path)

@@ -44,6 +44,11 @@ MANIFESTS = frozenset(
         "go.mod",
         "tsconfig.json",
         "CMakeLists.txt",
+        "Dockerfile",
+        "compose.yaml",
+        "compose.yml",
+        "docker-compose.yaml",
+        "docker-compose.yml",
         ".env",
         ".tool-versions",
         ".python-version",
@@ -51,8 +56,9 @@ MANIFESTS = frozenset(
         ".nvmrc",
     }
 )
-"""Files whose change can change what any command does (build and dependency manifests, and
-the version pins that choose which interpreter runs: ``pyenv local``, ``asdf``, ``nvm``)."""
+"""Files whose change can change what any command does (build and dependency manifests, the
+image and service definitions ``docker`` builds and runs, and the version pins that choose
+which interpreter runs: ``pyenv local``, ``asdf``, ``nvm``)."""
 
 _PYTHON: Final = frozenset(
     {"pyproject.toml", "setup.py", "setup.cfg", "requirements.txt", "tox.ini", "pytest.ini", ".env",
