@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from shlex import quote as shlex_quote
 
 import pytest
 
@@ -460,3 +461,68 @@ def test_a_passing_run_of_the_folder_lifts_the_ban_of_a_selection_in_it(
     assert done.returncode == 0 and "1 passed" in done.stdout
     memory.record("bash", {"command": passing}, ok=True, result="1 passed")
     assert allowed(memory, selection)
+
+
+@pytest.mark.parametrize(
+    ("command", "create"),
+    [
+        ("python3 tool.py", {"helper.py": "X = 1\n"}),
+        ("python3 tool.py", {"helper/__init__.py": "X = 1\n"}),
+        ("python3 -m app", {"app/__init__.py": "", "app/__main__.py": "print('hi')\n"}),
+    ],
+)  # fmt: skip
+def test_a_module_created_by_hand_lifts_its_module_not_found_ban(
+    tmp_path: Path, command: str, create: dict[str, str]
+) -> None:
+    """Python names the module, not a file: helper.py or a helper package supplies it."""
+    (tmp_path / "tool.py").write_text("import helper\n")
+    memory = memory_in(tmp_path)
+    args = {"command": command}
+    done = sh(tmp_path, command.replace("python3", shlex_quote(sys.executable), 1))
+    assert done.returncode != 0 and "No module named" in done.stderr
+    for _ in range(3):
+        memory.record("bash", args, error=done.stderr)
+    assert not allowed(memory, args)
+    (tmp_path / "notes.txt").write_text("unrelated\n")
+    assert not allowed(memory, args)
+    for name, text in create.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert allowed(memory, args)
+    assert sh(tmp_path, command.replace("python3", shlex_quote(sys.executable), 1)).returncode == 0
+
+
+def test_a_node_module_supplied_by_a_file_or_an_install_lifts_the_ban(tmp_path: Path) -> None:
+    """`Cannot find module './util'` by util.js; `Cannot find module 'left-pad'` by an install."""
+    memory = memory_in(tmp_path)
+    local = {"command": "node main.js"}
+    memory.record("bash", local, error="Error: Cannot find module './util'\nRequire stack:")
+    memory.record("bash", local, error="Error: Cannot find module './util'\nRequire stack:")
+    package = {"command": "node server.js"}
+    for _ in range(2):
+        memory.record("bash", package, error="Error: Cannot find module 'left-pad'")
+    assert not allowed(memory, local) and not allowed(memory, package)
+    (tmp_path / "util.js").write_text("module.exports = 1;\n")
+    assert allowed(memory, local) and not allowed(memory, package)
+    (tmp_path / "node_modules" / "left-pad").mkdir(parents=True)
+    assert allowed(memory, package)
+
+
+@needs_bash
+def test_a_script_made_executable_lifts_its_permission_ban(tmp_path: Path) -> None:
+    """chmod +x moves no mtime and changes no byte: the token's kind says it may run now."""
+    script = tmp_path / "run.sh"
+    script.write_text("#!/bin/sh\necho ok\n")
+    script.chmod(0o644)
+    memory = memory_in(tmp_path)
+    args = {"command": "./run.sh"}
+    done = sh(tmp_path, "./run.sh")
+    assert done.returncode != 0 and "Permission denied" in done.stderr
+    for _ in range(3):
+        memory.record("bash", args, error=done.stderr)
+    assert not allowed(memory, args)
+    os.utime(script)  # touched, the same bytes: not a change
+    assert not allowed(memory, args)
+    script.chmod(0o755)
+    assert allowed(memory, args)
+    assert sh(tmp_path, "./run.sh").returncode == 0

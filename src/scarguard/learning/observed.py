@@ -24,6 +24,7 @@ from scarguard.adapters._shell import command_files, error_files, manifests_for
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._directories import elsewhere_files
 from scarguard.learning._make import make_sources, missing_make_target
+from scarguard.learning._modules import module_paths
 from scarguard.learning._programs import missing_program, program_paths
 from scarguard.learning.semantic import Evidence, condition, condition_stale
 from scarguard.model import Call, Constraint
@@ -91,6 +92,8 @@ def dependencies(
             for name in _make_sources(target):
                 found[normalise(name)] = None
         for name in program_paths(program) if program else ():
+            found[normalise(name)] = None
+        for name in module_paths(error) if signature == "module_not_found" else ():
             found[normalise(name)] = None
     found.update(dict.fromkeys(t for t in call.targets if _is_path(t)))
     if shell_like:

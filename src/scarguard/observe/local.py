@@ -1,10 +1,11 @@
 """The default observer: the local filesystem under the memory's root.
 
-A token is ``os.stat`` data (kind, size, ``mtime_ns``, inode) and, for files up to
-:data:`HASH_LIMIT` bytes, a digest of their content. Comparing stat data costs one system
-call per path; the digest is read only when the stat data differs, so a file rewritten with
-the same content (``touch``, a checkout of the same version) is not a change, and a change
-within the filesystem's timestamp granularity still is.
+A token is ``os.stat`` data (kind, whether it may be run, size, ``mtime_ns``, inode) and, for
+files up to :data:`HASH_LIMIT` bytes, a digest of their content. Comparing stat data costs
+one system call per path; the digest is read only when the stat data differs, so a file
+rewritten with the same content (``touch``, a checkout of the same version) is not a change,
+and a change within the filesystem's timestamp granularity still is. A file made executable
+(or no longer) is a change whatever its content: ``chmod +x`` can end a failure.
 
 What is read is remembered, and trusted again only while the stat data says it still holds:
 a file's digest while its stat data is the same, a directory's names while the directory's
@@ -74,7 +75,8 @@ class LocalObserver:
 
     @staticmethod
     def _head(info: os.stat_result) -> str:
-        kind = "d" if stat.S_ISDIR(info.st_mode) else "f"
+        # (x: a file anyone may run: chmod +x changes no mtime, and can end a failure)
+        kind = "d" if stat.S_ISDIR(info.st_mode) else "x" if info.st_mode & 0o111 else "f"
         return f"{kind}:{info.st_size}:{info.st_mtime_ns}:{info.st_ino}"
 
     def _digest(self, path: str, info: os.stat_result, head: str | None = None) -> str:
@@ -192,7 +194,9 @@ class LocalObserver:
                 now = self._head(info)
                 if head == now:
                     continue
-                if not digest or digest != self._digest(path, info, now):
+                # another kind (a file made executable is one) is a change, the same bytes
+                # or not; otherwise only other bytes are
+                if head[:1] != now[:1] or not digest or digest != self._digest(path, info, now):
                     changed.append(path)
             except OSError:
                 continue  # unreadable now: not evidence of a change
