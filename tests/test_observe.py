@@ -212,6 +212,21 @@ def test_error_text_files_and_manifests_make_a_shell_ban_stale(tmp_path: Path) -
     assert memory.constraints(include_stale=True) == [ban]
 
 
+def test_a_typescript_error_s_file_is_watched(tmp_path: Path) -> None:
+    """tsc writes `src/a.ts(3,5): error TS2304`: fixing src/a.ts lifts the `npx tsc` ban."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.ts").write_text("let y = x;\n")
+    memory = memory_in(tmp_path)
+    args = {"command": "npx tsc --noEmit"}
+    error = "src/a.ts(1,9): error TS2304: Cannot find name 'x'.\nFound 1 error."
+    for _ in range(3):
+        memory.record("bash", args, error=error)
+    assert not memory.check("bash", args).allowed
+    assert str(tmp_path / "src" / "a.ts") in memory.constraints()[0].params.observed
+    (tmp_path / "src" / "a.ts").write_text("let y = 1;\n")
+    assert memory.check("bash", args).allowed
+
+
 @pytest.mark.parametrize(
     ("command", "manifest", "error"),
     [

@@ -256,7 +256,7 @@ _ERROR_FILE: Final = re.compile(
     r"""(?:^|(?<=[\s"'(\[<]))"""
     r"((?:/?[\w.@+-]+/)*[\w@+-][\w.@+-]*\.[A-Za-z][A-Za-z0-9]{0,9}"
     r"|(?:/?[\w.@+-]+/)*(?:GNUmakefile|[Mm]akefile|Dockerfile))"
-    r"""(?=[:"'),\]>]|\s|$)"""
+    r"""(?=[:"'),\]>]|\s|$|\(\d+,\d+\))"""  # (tsc: src/a.ts(3,5): error TS2304)
 )
 
 
