@@ -123,3 +123,35 @@ def test_a_batch_resets_what_each_of_its_successes_resets() -> None:
     assert len(prefixes) == len(set(prefixes))
     assert set(prefixes) == expected
     assert per_tool == {"read_file": 3, "bash": 1, "helper": 1, "grep_text": 2, "noop": 1}
+
+
+def test_a_write_to_the_collection_lifts_a_resource_s_404(memory: FailureMemory) -> None:
+    """POST /users may create /users/42: its 404 ban goes stale (counts kept); reads do not."""
+    get = {"method": "GET", "url": "https://api.example.com/users/42"}
+    for _ in range(3):
+        fail(memory, "http_request", get, "HTTP 404 Not Found", status_code=404)
+    assert not memory.check("http_request", get).allowed
+    for unrelated in (
+        {"method": "POST", "url": "https://api.example.com/orders"},
+        {"method": "GET", "url": "https://api.example.com/users"},
+        {"method": "POST", "url": "https://api.example.com/users-archive"},
+    ):
+        memory.record("http_request", unrelated, ok=True)
+        assert not memory.check("http_request", get).allowed, unrelated
+    result = memory.record(
+        "http_request", {"method": "post", "url": "https://api.example.com/users/"}, ok=True
+    )
+    assert [c.target for c in result.lifted] == ["https://api.example.com/users/42"]
+    assert memory.check("http_request", get).allowed
+    fail(memory, "http_request", get, "HTTP 404 Not Found", status_code=404)
+    assert not memory.check("http_request", get).allowed  # the same 404 again: at once
+
+
+def test_a_put_to_the_resource_itself_lifts_its_404(memory: FailureMemory) -> None:
+    """PUT /items/7?force=1 writes /items/7: the 404 of GET /items/7 no longer stands."""
+    get = {"method": "GET", "url": "https://api.example.com/items/7"}
+    for _ in range(3):
+        fail(memory, "http_request", get, "HTTP 404 Not Found", status_code=404)
+    assert not memory.check("http_request", get).allowed
+    memory.record("http_request", {"method": "PUT", "url": get["url"] + "?force=1"}, ok=True)
+    assert memory.check("http_request", get).allowed

@@ -14,7 +14,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from scarguard.adapters._actions import tool_words
+from scarguard.adapters._actions import API_CALL, tool_words
 from scarguard.adapters._arguments import inserted_text
 from scarguard.adapters._shell import MANIFESTS, command_words, manifests_for
 from scarguard.learning import keys
@@ -148,6 +148,10 @@ def liftable(
         if index.missing and not call.targets:
             # a shell command that changed the workspace: the paths it names may exist now
             lifted.extend(index.missing[w] for w in command_words(call.args) if w in index.missing)
+    if index.exact_by_target and call.targets and _writes_remotely(call):
+        for target in call.targets:
+            if _remote(target, call.action_class):
+                lifted.extend(_under_url(index, target))
     missing = index.missing
     if missing and (mutating or adapter.requires_existing_target(call)):
         for target in call.targets:  # (no generator: a read of a constrained tool asks this)
@@ -168,6 +172,43 @@ def liftable(
     if len(lifted) < 2:
         return lifted
     return list({c.key: c for c in lifted}.values())
+
+
+_WRITE_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
+def _writes_remotely(call: Call) -> bool:
+    """Return whether a call writes to a resource: its ``method`` is POST, PUT or PATCH."""
+    method = call.args.get("method")
+    return isinstance(method, str) and method.upper() in _WRITE_METHODS
+
+
+def _url_base(url: str) -> str:
+    """A URL without its query, fragment and trailing ``/``."""
+    return url.split("#", 1)[0].split("?", 1)[0].rstrip("/")
+
+
+def _under_url(index: ConstraintIndex, target: str) -> list[Constraint]:
+    """Return the bans of calls on ``target`` or a resource under it (a URL, an endpoint).
+
+    A successful change there (``POST /users``, ``PUT /users/42``) may have created what a
+    ``404`` said was missing: nothing observes a remote resource, so the change stands for
+    it, as a change of the workspace does for a shell command's ban (counts kept).
+    """
+    base = _url_base(target)
+    under = base + "/"
+    return [
+        c
+        for banned, bans in index.exact_by_target.items()
+        if _url_base(banned) == base or banned.startswith(under)
+        for c in bans
+        if c.params.search is None and _remote(banned, c.action_class)
+    ]
+
+
+def _remote(target: str, action_class: str | None) -> bool:
+    """Return whether a target names a remote resource: a URL, or an API call's endpoint."""
+    return "://" in target or action_class == API_CALL
 
 
 def reset_keys_for_success(call: Call, policy: Policy, mutating: bool) -> list[str]:
