@@ -125,3 +125,11 @@ def test_a_program_run_after_cd_is_judged_by_the_manifests_there() -> None:
         "pkg/.node-version",
     )
     assert elsewhere_files({"path": "cd pkg && make"}) == ()  # not a command argument
+
+
+def test_a_long_command_is_read_from_its_start_only() -> None:
+    """The words are split in Python: past 4,096 characters a command is not read further."""
+    tail = " && make -C sub"
+    assert elsewhere_files({"command": "make -C sub && " + "x" * 5000})[:1] == ("sub/GNUmakefile",)
+    assert elsewhere_files({"command": "x" * 5000 + tail}) == ()
+    assert elsewhere_files({"command": "x" * 900 + tail})[:1] == ("sub/GNUmakefile",)

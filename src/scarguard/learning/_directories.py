@@ -35,6 +35,8 @@ _HINTS: Final = ("cd", "make", "-C", *_DIRECTORY[1:])
 """A command without any of these stays in the root (pushd contains cd)."""
 _CACHED: Final = 1024
 """Commands up to this long have their answer remembered (agents repeat commands)."""
+_READ: Final = 4096
+"""How much of a longer command is read (the words are split in Python: bounded work)."""
 
 
 def elsewhere_files(call_args: Mapping[str, Any]) -> tuple[str, ...]:
@@ -53,7 +55,7 @@ def elsewhere_files(call_args: Mapping[str, Any]) -> tuple[str, ...]:
         if isinstance(value, str):
             if len(value) <= _CACHED:
                 return _files(value)
-            return _files.__wrapped__(value)
+            return _files.__wrapped__(value[:_READ])  # (a long command: its start)
     return ()
 
 
