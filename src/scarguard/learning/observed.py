@@ -49,7 +49,9 @@ COMMAND_FAILURES = frozenset(
     }
 )
 """Failure kinds that are failures of a command: a tool failing so is shell-like."""
-_MAX_PATHS = 48
+_MAX_PATHS = 64
+"""The paths a failure watches at most: a missing make target's come to 48 (itself, the
+manifests, the sources of make's built-in rules), and a command run elsewhere adds its own."""
 
 
 def is_shell_like(call: Call, signature: str, stale_classes: frozenset[str]) -> bool:
@@ -84,6 +86,10 @@ def dependencies(
     """
     found: dict[str, None] = {}
     if shell_like:
+        # first: the makefiles and manifests of another directory it ran in (make -C sub,
+        # cd sub && ...), which decide a failure there as the root's decide one here
+        for name in elsewhere_files(call.args):
+            found[normalise(name)] = None
         target = missing_make_target(error) if signature == "make_target_missing" else None
         program = missing_program(error) if signature == "command_not_found" else None
         if target:
@@ -97,8 +103,7 @@ def dependencies(
             found[normalise(name)] = None
     found.update(dict.fromkeys(t for t in call.targets if _is_path(t)))
     if shell_like:
-        # the makefiles and manifests of another directory it ran in (make -C, cd sub && ...)
-        for name in (*elsewhere_files(call.args), *command_files(call.args), *error_files(error)):
+        for name in (*command_files(call.args), *error_files(error)):
             found[normalise(name)] = None
         found.update(_in_order(manifests_for(program_of(call))))
     return tuple(found)[:_MAX_PATHS]
