@@ -526,3 +526,24 @@ def test_a_script_made_executable_lifts_its_permission_ban(tmp_path: Path) -> No
     script.chmod(0o755)
     assert allowed(memory, args)
     assert sh(tmp_path, "./run.sh").returncode == 0
+
+
+@pytest.mark.parametrize("conftest", ["conftest.py", "tests/conftest.py"])
+def test_a_fixture_added_to_a_conftest_lifts_the_failing_run(tmp_path: Path, conftest: str) -> None:
+    """`fixture 'db' not found` names the test file: the conftest.py files are watched too."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("def test_a(db):\n    assert db\n")
+    memory = memory_in(tmp_path)
+    args = {"command": "pytest -q"}
+    run = f"{shlex_quote(sys.executable)} -m pytest -q -p no:cacheprovider"
+    done = sh(tmp_path, run)
+    assert done.returncode != 0 and "fixture 'db' not found" in done.stdout
+    for _ in range(3):
+        memory.record("bash", args, error=done.stdout[-3000:])
+    assert not allowed(memory, args)
+    (tmp_path / "notes.txt").write_text("unrelated\n")
+    assert not allowed(memory, args)
+    fixture = "import pytest\n\n\n@pytest.fixture\ndef db():\n    return 1\n"
+    (tmp_path / conftest).write_text(fixture)
+    assert allowed(memory, args)
+    assert sh(tmp_path, run).returncode == 0

@@ -14,13 +14,15 @@ observer keeps every constraint as it is.
 from __future__ import annotations
 
 import functools
+import os
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final
 
 import attrs
 
 from scarguard.adapters._arguments import OLD_ARGS, search_text
-from scarguard.adapters._shell import command_files, error_files, manifests_for
+from scarguard.adapters._shell import command_files, command_words, error_files, manifests_for
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._directories import elsewhere_files
 from scarguard.learning._make import make_sources, missing_make_target
@@ -105,8 +107,36 @@ def dependencies(
     if shell_like:
         for name in (*command_files(call.args), *error_files(error)):
             found[normalise(name)] = None
+        if _runs_pytest(call):  # its fixtures and hooks live in conftest.py files
+            found.update(dict.fromkeys(_conftests(found)))
         found.update(_in_order(manifests_for(program_of(call))))
     return tuple(found)[:_MAX_PATHS]
+
+
+_PYTEST: Final = frozenset({"pytest", "py.test"})
+
+
+def _runs_pytest(call: Call) -> bool:
+    return call.tool in _PYTEST or not _PYTEST.isdisjoint(command_words(call.args))
+
+
+def _conftests(paths: Iterable[str]) -> list[str]:
+    """Return the ``conftest.py`` files pytest reads for these paths.
+
+    The root's, and those of the folders of the Python files named under the root (three
+    levels up at most).
+    """
+    found = {"conftest.py": None}
+    for path in paths:
+        if not path.endswith(".py") or os.path.isabs(path) or path.startswith(".."):
+            continue
+        folder = os.path.dirname(path)
+        for _ in range(3):
+            if not folder:
+                break
+            found[os.path.join(folder, "conftest.py")] = None
+            folder = os.path.dirname(folder)
+    return list(found)
 
 
 _make_sources = functools.lru_cache(maxsize=256)(make_sources)
