@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from helpers.engine import EDIT, fail
 from scarguard import ConstraintKind, FailureMemory
 
@@ -155,3 +157,28 @@ def test_a_put_to_the_resource_itself_lifts_its_404(memory: FailureMemory) -> No
     assert not memory.check("http_request", get).allowed
     memory.record("http_request", {"method": "PUT", "url": get["url"] + "?force=1"}, ok=True)
     assert memory.check("http_request", get).allowed
+
+
+@pytest.mark.parametrize(
+    ("failing", "error", "change"),
+    [
+        ("docker run app", "Unable to find image 'app:latest' locally\npull access denied",
+         "docker build -t app ."),
+        ("git checkout feature", "error: pathspec 'feature' did not match any file(s) known",
+         "git fetch origin"),
+        ("psql -c 'select * from users'", 'ERROR:  relation "users" does not exist',
+         "alembic upgrade head"),
+    ],
+)  # fmt: skip
+def test_a_change_of_the_world_outside_the_files_makes_a_ban_stale(
+    memory: FailureMemory, failing: str, error: str, change: str
+) -> None:
+    """An image built, a branch fetched, a schema migrated: the failure may not hold now."""
+    args = {"command": failing}
+    for _ in range(3):
+        fail(memory, "bash", args, error)
+    assert not memory.check("bash", args).allowed
+    memory.record("bash", {"command": "docker ps && git status"}, ok=True)  # reads only
+    assert not memory.check("bash", args).allowed
+    memory.record("bash", {"command": change}, ok=True)
+    assert memory.check("bash", args).allowed

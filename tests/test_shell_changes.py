@@ -21,6 +21,14 @@ from scarguard.adapters._shell_changes import installs, shell_changes_workspace
         "sed -i 's/a/b/' app.py",
         "FOO=1 touch new.py",
         "make clean",
+        "docker build -t app .",
+        "git fetch origin",
+        "alembic upgrade head",
+        "npx prisma migrate dev",
+        "python manage.py migrate",
+        "terraform apply -auto-approve",
+        "kubectl apply -f deploy.yaml",
+        "createdb app_test",
     ],
 )
 def test_shell_commands_that_change_the_workspace(command: str) -> None:
@@ -40,6 +48,11 @@ def test_shell_commands_that_change_the_workspace(command: str) -> None:
         "git status",
         "make build",
         "grep -rn TODO .",
+        "npm run build",
+        "npx tsc --noEmit",
+        "python manage.py test",
+        "kubectl get pods",
+        "docker ps",
     ],
 )
 def test_reading_shell_commands_do_not_mutate(command: str) -> None:

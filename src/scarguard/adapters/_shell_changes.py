@@ -37,6 +37,8 @@ _CHANGING_PROGRAMS: Final = frozenset(
         "fuser",
         "tee",
         "dd",
+        "createdb",
+        "dropdb",
     }
 )
 """Shell programs that change files or processes whatever their arguments."""
@@ -62,6 +64,8 @@ _CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
             "init",
             "rm",
             "mv",
+            "fetch",
+            "submodule",
         }
     ),
     "pip": frozenset({"install", "uninstall"}),
@@ -77,14 +81,63 @@ _CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
     "apt-get": frozenset({"install", "remove", "purge"}),
     "brew": frozenset({"install", "uninstall", "upgrade"}),
     "conda": frozenset({"install", "remove", "create", "update"}),
-    "docker": frozenset({"stop", "rm", "kill", "run", "restart", "compose", "pull"}),
+    "docker": frozenset(
+        {
+            "stop",
+            "rm",
+            "kill",
+            "run",
+            "restart",
+            "compose",
+            "pull",
+            "build",
+            "buildx",
+            "image",
+            "create",
+            "start",
+            "tag",
+            "load",
+            "network",
+            "volume",
+            "exec",
+        }
+    ),
+    "docker-compose": frozenset({"up", "down", "build", "run", "start", "stop", "restart"}),
+    "alembic": frozenset({"upgrade", "downgrade", "stamp"}),
+    "prisma": frozenset({"migrate", "db"}),
+    "rails": frozenset({"db:migrate", "db:setup", "db:create", "db:seed", "db:reset"}),
+    "rake": frozenset({"db:migrate", "db:setup", "db:create", "db:seed", "db:reset"}),
+    "terraform": frozenset({"apply", "destroy", "import", "init"}),
+    "kubectl": frozenset(
+        {
+            "apply",
+            "create",
+            "delete",
+            "patch",
+            "replace",
+            "scale",
+            "rollout",
+            "set",
+            "expose",
+            "run",
+            "label",
+            "annotate",
+        }
+    ),
+    "helm": frozenset({"install", "upgrade", "uninstall", "rollback"}),
+    "manage.py": frozenset({"migrate", "loaddata", "flush", "createsuperuser"}),
     "systemctl": frozenset({"start", "stop", "restart", "reload"}),
     "service": frozenset({"start", "stop", "restart", "reload"}),
     "make": frozenset({"clean", "install", "distclean"}),
     "sed": frozenset({"-i"}),
 }
-"""Programs that change the workspace with one of these words (``git checkout``...)."""
-_PREFIXES: Final = frozenset({"sudo", "env", "nohup", "time", "exec", "command", "xargs"})
+"""Programs that change the workspace with one of these words (``git checkout``...), or the
+world it runs against: an image built, a branch fetched, a schema migrated, a deployment
+applied. Builds of the workspace itself (``make build``, ``npm run build``) are not: what
+they make is a file, which the observer sees."""
+_PREFIXES: Final = frozenset(
+    {"sudo", "env", "nohup", "time", "exec", "command", "xargs", "npx", "bunx", "pnpx"}
+)
 
 _MODULE_RUNNERS: Final = frozenset({"python", "python3", "py"})
 """Interpreters that run a tool as a module (``python -m pip install``: pip's words decide)."""
@@ -109,6 +162,9 @@ def shell_changes_workspace(command: str) -> bool:
         if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
             words = words[2:]  # python -m pip install ...
             program = words[0]
+        elif program in _MODULE_RUNNERS and len(words) > 2 and words[1].endswith("manage.py"):
+            words = words[1:]  # python manage.py migrate: Django's command decides
+            program = "manage.py"
         if program in _CHANGING_PROGRAMS:
             return True
         changing = _CHANGING_SUBCOMMANDS.get(program)
@@ -159,6 +215,9 @@ def installs(command: str) -> bool:
         if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
             words = words[2:]  # python -m pip install ...
             program = words[0]
+        elif program in _MODULE_RUNNERS and len(words) > 2 and words[1].endswith("manage.py"):
+            words = words[1:]  # python manage.py migrate: Django's command decides
+            program = "manage.py"
         if program in _ENVIRONMENT or program.endswith("activate"):
             return True
         if program in _INSTALLERS and any(w in _INSTALL_WORDS for w in words[1:3]):
