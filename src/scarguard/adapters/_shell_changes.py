@@ -215,9 +215,6 @@ def installs(command: str) -> bool:
         if program in _MODULE_RUNNERS and words[1:2] == ["-m"] and len(words) > 2:
             words = words[2:]  # python -m pip install ...
             program = words[0]
-        elif program in _MODULE_RUNNERS and len(words) > 2 and words[1].endswith("manage.py"):
-            words = words[1:]  # python manage.py migrate: Django's command decides
-            program = "manage.py"
         if program in _ENVIRONMENT or program.endswith("activate"):
             return True
         if program in _INSTALLERS and any(w in _INSTALL_WORDS for w in words[1:3]):
