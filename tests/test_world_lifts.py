@@ -547,3 +547,19 @@ def test_a_fixture_added_to_a_conftest_lifts_the_failing_run(tmp_path: Path, con
     (tmp_path / conftest).write_text(fixture)
     assert allowed(memory, args)
     assert sh(tmp_path, run).returncode == 0
+
+
+def test_an_install_into_the_workspace_venv_lifts_module_not_found(tmp_path: Path) -> None:
+    """pip run outside the guarded tools adds an entry to .venv's site-packages: it lifts."""
+    site = tmp_path / ".venv" / "lib" / f"python3.{sys.version_info.minor}" / "site-packages"
+    site.mkdir(parents=True)
+    memory = memory_in(tmp_path)
+    args = {"command": ".venv/bin/python -c 'import zzz_not_installed'"}
+    error = "ModuleNotFoundError: No module named 'zzz_not_installed'"
+    for _ in range(3):
+        memory.record("bash", args, error=error)
+    assert not allowed(memory, args)
+    (tmp_path / "notes.txt").write_text("unrelated\n")
+    assert not allowed(memory, args)
+    (site / "zzz_not_installed").mkdir()  # what `pip install` leaves
+    assert allowed(memory, args)
