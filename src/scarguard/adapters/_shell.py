@@ -68,12 +68,23 @@ _NODE: Final = frozenset(
     {"package.json", "package-lock.json", "tsconfig.json", ".env", ".node-version", ".nvmrc",
      ".tool-versions"}
 )  # fmt: skip
+_GIT: Final = MANIFESTS | frozenset(
+    {".git/HEAD", ".git/config", ".git/index", ".git/packed-refs", ".git/FETCH_HEAD",
+     ".git/refs/heads", ".git/refs/tags", ".git/refs/remotes", ".git/refs/remotes/origin",
+     ".git/refs/stash", ".gitignore", ".gitmodules", ".pre-commit-config.yaml"}
+)  # fmt: skip
+"""What a ``git`` command's outcome depends on besides the files it names: the branch checked
+out, the remotes and upstreams configured, the branches, tags and remote-tracking branches
+(a directory's token moves when one is added, removed or rewritten), what is staged, the
+stash, what is ignored, the hooks' configuration; and, since a hook can run anything, every
+manifest."""
 _OWN_MANIFESTS: Final[Mapping[str, frozenset[str]]] = {
     **dict.fromkeys(("pytest", "python", "python3", "mypy", "ruff", "flake8"), _PYTHON),
     **dict.fromkeys(("node", "jest", "vitest", "mocha", "tsc", "eslint", "prettier"), _NODE),
     "cargo": frozenset({"Cargo.toml", ".env"}),
     "rustc": frozenset({"Cargo.toml"}),
     "go": frozenset({"go.mod", ".env"}),
+    "git": _GIT,
 }
 """The manifests a program reads itself (a test runner, an interpreter, a compiler).
 

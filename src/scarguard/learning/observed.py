@@ -26,6 +26,7 @@ from scarguard.adapters._shell import command_files, command_words, error_files,
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._directories import elsewhere_files
 from scarguard.learning._make import make_sources, missing_make_target
+from scarguard.learning._missing import missing_paths
 from scarguard.learning._modules import module_paths
 from scarguard.learning._programs import missing_program, program_paths
 from scarguard.learning.semantic import Evidence, condition, condition_stale
@@ -82,7 +83,8 @@ def dependencies(
 
     A missing make target is also a path (a rule's prerequisite can be a file), and so are
     the files make's built-in rules make it from, and the places under the root where an
-    install may put a program not found. What the failure's condition is decided by (the
+    install may put a program not found, and the paths a "no such file" error names (with
+    their folders). What the failure's condition is decided by (the
     target, the Makefiles and those sources; the program's places) comes first, so that the
     bound on the number of paths drops only files the error text or the command named.
     """
@@ -102,6 +104,8 @@ def dependencies(
         for name in program_paths(program) if program else ():
             found[normalise(name)] = None
         for name in module_paths(error) if signature == "module_not_found" else ():
+            found[normalise(name)] = None
+        for name in missing_paths(error) if signature == "file_not_found" else ():
             found[normalise(name)] = None
     found.update(dict.fromkeys(t for t in call.targets if _is_path(t)))
     if shell_like:

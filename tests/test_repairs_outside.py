@@ -1,0 +1,146 @@
+"""A repair made outside the guarded tools lifts the ban it ends (real git, real shell).
+
+A person, another agent or a script run by hand can supply what a failure lacked: a branch,
+a tag, an upstream, a directory. Nothing passes through the guard then, so only observation
+can lift the ban. Each case runs the real command before and after the repair, so a ban kept
+after it is a refusal of a call that would now succeed; and each checks that a change which
+cannot help does not lift it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers.engine import fail, memory_in
+from helpers.git import git
+from scarguard import FailureMemory
+from scarguard.learning._missing import missing_paths
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+}
+
+
+def sh(root: Path, command: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, **IDENTITY}
+    return subprocess.run(
+        ["bash", "-c", command], cwd=root, capture_output=True, text=True, env=env
+    )
+
+
+def banned(memory: FailureMemory, root: Path, command: str) -> dict[str, str]:
+    """Run ``command`` for real (it fails), record it twice, expect it refused."""
+    done = sh(root, command)
+    assert done.returncode != 0, done.stdout
+    args = {"command": command}
+    for _ in range(2):
+        fail(memory, "bash", args, f"exit {done.returncode}: {done.stderr or done.stdout}")
+    assert not memory.check("bash", args).allowed
+    return args
+
+
+def repository(root: Path, *, remote: bool = False) -> None:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "commit", "-q", "--allow-empty", "-m", "start")
+    if remote:
+        bare = root.parent / f"{root.name}-remote.git"
+        git(root.parent, "init", "-q", "--bare", str(bare))
+        git(root, "remote", "add", "origin", str(bare))
+
+
+GIT_CASES = [
+    # (failing command, the repair made by hand, needs a remote)
+    ("git checkout feature", "git branch feature", False),
+    ("git merge topic", "git branch topic", False),
+    ("git rebase develop", "git branch develop", False),
+    ("git diff release..main", "git branch release", False),
+    ("git show v1.0", "git tag v1.0", False),
+    ("git push", "git push -q -u origin main", True),
+    ("git pull", "git push -q origin main && git branch -q --set-upstream-to=origin/main", True),
+    ("git log origin/main", "git push -q origin main", True),
+    ("git stash pop", "echo changed > tracked && git stash -q", False),
+]
+
+
+@needs_git
+@pytest.mark.parametrize(("command", "repair", "remote"), GIT_CASES)
+def test_a_git_repair_by_hand_lifts_the_ban(
+    tmp_path: Path, command: str, repair: str, remote: bool
+) -> None:
+    """Branches, tags, upstreams, remote branches and the stash are watched for git."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    repository(root, remote=remote)
+    (root / "tracked").write_text("one\n")
+    git(root, "add", "tracked")
+    git(root, "commit", "-q", "-m", "tracked")
+    memory = memory_in(root)
+    args = banned(memory, root, command)
+    (root / "notes.txt").write_text("a change no git command reads\n")
+    assert not memory.check("bash", args).allowed
+    assert sh(root, repair).returncode == 0
+    assert memory.check("bash", args).allowed
+    assert sh(root, command).returncode == 0
+
+
+SHELL_CASES = [
+    ("ls build", "mkdir build"),
+    ("cd src && ls", "mkdir src"),
+    ("cat README", "echo hello > README"),
+    ("touch logs/today", "mkdir logs"),
+    ("python3 -c 'open(\"data\").read()'", "echo 1 > data"),
+]
+
+
+@pytest.mark.parametrize(("command", "repair"), SHELL_CASES)
+def test_creating_the_missing_path_by_hand_lifts_the_ban(
+    tmp_path: Path, command: str, repair: str
+) -> None:
+    """A path the command names plainly (no dot, no slash) is watched: its error names it."""
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    (tmp_path / "other").mkdir()  # something else created: the named path is still missing
+    assert not memory.check("bash", args).allowed
+    assert sh(tmp_path, repair).returncode == 0
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("error", "paths"),
+    [
+        ("ls: cannot access 'build': No such file or directory", ("build",)),
+        ("bash: line 1: cd: src: No such file or directory", ("src",)),
+        ("cd: no such file or directory: src", ("src",)),  # zsh
+        ("cat: README: No such file or directory", ("README",)),
+        ("sed: can't read conf.ini: No such file or directory", ("conf.ini",)),
+        ("touch: cannot touch 'a/b': No such file or directory", ("a/b", "a")),
+        ("FileNotFoundError: [Errno 2] No such file or directory: 'data/x.csv'",
+         ("data/x.csv", "data")),
+        ("Error: ENOENT: no such file or directory, open '/srv/app/config.json'",
+         ("/srv/app/config.json", "/srv/app")),
+        ("python3: can't open file '/w/tool.py': [Errno 2] No such file or directory",
+         ("/w/tool.py", "/w")),
+        ("ls: cannot access 'my dir/x': No such file or directory", ("my dir/x", "my dir")),
+        ("ls: cannot access \u2018build\u2019: No such file or directory", ("build",)),
+        ("make: *** No rule to make target 'x'.  Stop.", ()),
+        ("", ()),
+        ("No such file or directory", ()),
+    ],
+)  # fmt: skip
+def test_the_paths_an_error_says_are_missing(error: str, paths: tuple[str, ...]) -> None:
+    assert missing_paths(error) == paths
+
+
+def test_at_most_eight_paths_are_taken_from_a_long_error() -> None:
+    error = "\n".join(f"cat: f{i}: No such file or directory" for i in range(50))
+    assert missing_paths(error) == tuple(f"f{i}" for i in range(8))
