@@ -12,14 +12,18 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+from shlex import quote as shlex_quote
 
 import pytest
 
 from helpers.engine import fail, memory_in
 from helpers.git import git
 from scarguard import FailureMemory
+from scarguard.learning._beside import beside_files
 from scarguard.learning._missing import missing_paths
+from scarguard.observe import LocalObserver
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 IDENTITY = {
@@ -144,3 +148,52 @@ def test_the_paths_an_error_says_are_missing(error: str, paths: tuple[str, ...])
 def test_at_most_eight_paths_are_taken_from_a_long_error() -> None:
     error = "\n".join(f"cat: f{i}: No such file or directory" for i in range(50))
     assert missing_paths(error) == tuple(f"f{i}" for i in range(8))
+
+
+READS_CONFIG = (
+    'import json\nPATH = {!r}\nsettings = json.load(open(PATH))\nprint(settings["port"])\n'
+)
+"""A script reading its configuration: the line that fails (in the traceback) names no file."""
+BESIDE_CASES = [
+    # (the script run, the file it reads)
+    ("app.py", "config.json"),
+    ("tools/run.py", "tools/settings.json"),
+    ("tools/run.py", "tools/config/app.json"),
+    ("report.py", "data/input.json"),
+    ("report.py", "app.yaml"),
+]
+
+
+@pytest.mark.parametrize(("script", "config"), BESIDE_CASES)
+def test_fixing_the_configuration_a_script_reads_lifts_its_ban(
+    tmp_path: Path, script: str, config: str
+) -> None:
+    """A script failing on its configuration (``KeyError: 'port'``), which neither its
+    command nor its error names, is allowed again once the file beside it is fixed."""
+    for name, text in ((script, ""), (config, "{}\n")):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    # the script names its file itself: only listing the folders finds it
+    (tmp_path / script).write_text(READS_CONFIG.format(config))
+    command = f"{shlex_quote(sys.executable)} {script}"
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    (tmp_path / "app.log").write_text("a log line\n")  # what the program itself writes
+    (tmp_path / "notes.md").write_text("notes\n")
+    assert not memory.check("bash", args).allowed
+    (tmp_path / config).write_text('{"port": 8080}\n')
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).stdout.strip() == "8080"
+
+
+def test_a_crowded_folder_is_not_looked_into(tmp_path: Path) -> None:
+    """A folder of more than a thousand names is a data dump: none of its files is watched."""
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / "data").mkdir()
+    for i in range(1001):
+        (tmp_path / "data" / f"row{i}.json").write_text("{}")
+    (tmp_path / "config.yaml").write_text("a: 1\n")
+    observer = LocalObserver(tmp_path)
+    assert beside_files(["app.py"], observer.names) == ("config.yaml",)
+    (tmp_path / "data" / "row0.json").unlink()
+    assert beside_files(["app.py"], observer.names)[:2] == ("config.yaml", "data/row1.json")

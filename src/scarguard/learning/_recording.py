@@ -25,7 +25,7 @@ from scarguard.learning._rows import FailureRows
 from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
 from scarguard.learning.keys import verdict_keys
-from scarguard.learning.observed import Revalidator, dependencies, is_shell_like
+from scarguard.learning.observed import Revalidator, dependencies, is_shell_like, with_beside
 from scarguard.learning.progress import NO_RESULT, ProgressTracker
 from scarguard.learning.rules import Lesson, enforce_cap, learn
 from scarguard.model import Blame, Call, Constraint, Failure, Outcome, Scope
@@ -281,12 +281,19 @@ class FailureRecording(FailureRows):
         shell_like = is_shell_like(call, signature.name, self.policy.stale_after_change)
         observed: Mapping[str, str] = {}
         depends: tuple[str, ...] = ()
+        deterministic = (
+            signature.name in self.policy.deterministic
+            if self.policy.deterministic is not None
+            else signature.deterministic
+        )
         if teaches and counted and blame is not _HARNESS:
             normalise = getattr(adapter, "normalise_target", os.path.normpath)
             paths = dependencies(
                 call, outcome.error, shell_like=shell_like, normalise=normalise,
                 signature=signature.name,
             )  # fmt: skip
+            if shell_like and not deterministic:  # no condition: what it may have read
+                paths = with_beside(call, paths, normalise, self._revalidator.observer)
             # a path that needs redacting is not kept (nor observed): it could only lift less;
             # paths are kept absolute, so a memory opened elsewhere revalidates the same files
             kept = self._kept_paths(paths)
@@ -297,11 +304,6 @@ class FailureRecording(FailureRows):
         with self._lock:
             now = self.clock()
             failure = self._failure(call, signature, blame, now, outcome)
-            deterministic = (
-                signature.name in self.policy.deterministic
-                if self.policy.deterministic is not None
-                else signature.deterministic
-            )
             with self._view:
                 pending, self._pending = self._pending, []
             batched = pending or self._pending_counts or self._pending_refusals

@@ -24,6 +24,7 @@ import attrs
 from scarguard.adapters._arguments import OLD_ARGS, search_text
 from scarguard.adapters._shell import command_files, command_words, error_files, manifests_for
 from scarguard.errors import ScarguardWarning
+from scarguard.learning._beside import beside_files
 from scarguard.learning._directories import elsewhere_files
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._missing import missing_paths
@@ -35,7 +36,7 @@ from scarguard.observe.local import LocalObserver
 from scarguard.observe.protocol import Observer
 from scarguard.redact import Redactor
 
-__all__ = ["COMMAND_FAILURES", "Revalidator", "dependencies", "is_shell_like"]
+__all__ = ["COMMAND_FAILURES", "Revalidator", "dependencies", "is_shell_like", "with_beside"]
 
 COMMAND_FAILURES = frozenset(
     {
@@ -114,6 +115,26 @@ def dependencies(
         if _runs_pytest(call):  # its fixtures and hooks live in conftest.py files
             found.update(dict.fromkeys(_conftests(found)))
         found.update(_in_order(manifests_for(program_of(call))))
+    return tuple(found)[:_MAX_PATHS]
+
+
+def with_beside(
+    call: Call, paths: tuple[str, ...], normalise: Callable[[str], str], observer: Observer
+) -> tuple[str, ...]:
+    """Return ``paths`` and the configuration-like files beside what the command ran.
+
+    For a failure with no condition (see ``learning._beside``), when the observer can list
+    a folder (``LocalObserver.names``); the bound on the number of paths drops these first.
+    """
+    names = getattr(observer, "names", None)
+    if names is None or len(paths) >= _MAX_PATHS:
+        return paths
+    try:
+        extra = beside_files(command_files(call.args), names)
+    except Exception:  # an observer's listing failed: watching less only lifts less
+        return paths
+    found = dict.fromkeys(paths)
+    found.update(dict.fromkeys(map(normalise, extra)))
     return tuple(found)[:_MAX_PATHS]
 
 

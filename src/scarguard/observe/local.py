@@ -127,6 +127,15 @@ class LocalObserver:
             texts[where] = (key, text)
         return text
 
+    def names(self, folder: str) -> frozenset[str] | None:
+        """Return the names in a folder (``None`` when it cannot be listed).
+
+        Optional for observers: the configuration and data files beside what a failing
+        command ran are found by listing its folder. Remembered while the folder's stat data
+        holds.
+        """
+        return self._seen.names(self._path(folder))
+
     def which(self, program: str) -> bool:
         """Return whether ``program`` is on ``PATH`` or is a file under the root.
 
