@@ -20,8 +20,9 @@ import pytest
 
 from helpers.engine import fail, memory_in
 from helpers.git import git
-from scarguard import FailureMemory
+from scarguard import FailureMemory, ToolBlocked, guarded_tool
 from scarguard.learning._beside import beside_files
+from scarguard.learning._imports import imported_files
 from scarguard.learning._missing import missing_paths
 from scarguard.observe import LocalObserver
 
@@ -197,3 +198,108 @@ def test_a_crowded_folder_is_not_looked_into(tmp_path: Path) -> None:
     assert beside_files(["app.py"], observer.names) == ("config.yaml",)
     (tmp_path / "data" / "row0.json").unlink()
     assert beside_files(["app.py"], observer.names)[:2] == ("config.yaml", "data/row1.json")
+
+
+CODE_UNDER_TEST = {
+    # layout: (the test's import, the module files, the one whose fix makes the test pass)
+    "flat": ("from calc import limit", {"calc.py": "from consts import LIMIT\n"
+             "def limit():\n    return LIMIT\n", "consts.py": "LIMIT = 2\n"}, "consts.py"),
+    "package": ("from pkg.calc import limit", {"pkg/__init__.py": "", "pkg/calc.py":
+                "from .consts import LIMIT\ndef limit():\n    return LIMIT\n",
+                "pkg/consts.py": "LIMIT = 2\n"}, "pkg/consts.py"),
+    "src layout": ("from pkg import calc\nlimit = calc.limit", {"src/pkg/__init__.py": "",
+                   "src/pkg/calc.py": "from pkg.consts import (\n    LIMIT,\n)\n"
+                   "def limit():\n    return LIMIT\n", "src/pkg/consts.py": "LIMIT = 2\n"},
+                   "src/pkg/consts.py"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("layout", list(CODE_UNDER_TEST))
+def test_fixing_the_code_under_test_by_hand_lifts_the_test_run(
+    tmp_path: Path, layout: str
+) -> None:
+    """A failing test names its test file only; the modules it imports, and theirs, are
+    watched, so a fix of the code under test lets the same test run again."""
+    imports, modules, culprit = CODE_UNDER_TEST[layout]
+    for name, text in {**modules, "unused.py": "X = 1\n"}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_limit.py").write_text(
+        f"import os\nimport pytest\n{imports}\n\ndef test_limit():\n    assert limit() == 3\n"
+    )
+    path = "src" if layout == "src layout" else "."
+    python = shlex_quote(sys.executable)
+    command = f"PYTHONPATH={path} {python} -m pytest -q -p no:cacheprovider tests/test_limit.py"
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    (tmp_path / "unused.py").write_text("X = 2\n")  # a module the test does not import
+    assert not memory.check("bash", args).allowed
+    (tmp_path / culprit).write_text("LIMIT = 3\n")
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
+def test_writing_into_a_missing_folder_is_allowed_once_it_is_made(tmp_path: Path) -> None:
+    """``write_file("out/report.txt")`` failing for a missing ``out`` is lifted by ``mkdir
+    out``: the file is still missing then, its folder is not."""
+    memory = memory_in(tmp_path)
+
+    @guarded_tool(memory)
+    def write_file(path: str, content: str) -> str:
+        (tmp_path / path).write_text(content)
+        return "written"
+
+    with pytest.raises(FileNotFoundError):
+        write_file("out/report.txt", "total: 3")
+    with pytest.raises(ToolBlocked):  # (a missing path: refused after one failure)
+        write_file("out/report.txt", "total: 3")
+    (tmp_path / "elsewhere").mkdir()
+    assert not memory.check("write_file", {"path": "out/report.txt", "content": "total: 3"}).allowed
+    (tmp_path / "out").mkdir()
+    assert write_file("out/report.txt", "total: 3") == "written"
+
+
+def _tree(root: Path, files: dict[str, str]) -> LocalObserver:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return LocalObserver(root)
+
+
+def test_imports_are_followed_to_workspace_modules_only(tmp_path: Path) -> None:
+    observer = _tree(tmp_path, {
+        "t.py": "import os, json\nimport a.b as ab\nfrom c import *\nfrom d import (\n  x,\n)\n"
+                "from numpy import array\n    from e import f  # indented: still an import\n",
+        "a/__init__.py": "", "a/b.py": "from . import sibling\nfrom ..top import y\n",
+        "a/sibling.py": "", "top.py": "", "c.py": "", "d/__init__.py": "from .x import z\n",
+        "d/x.py": "", "e.py": "", "os.py": "",  # (a module named like the standard one)
+    })  # fmt: skip
+    found = imported_files(["t.py"], observer.read, observer.names)
+    # (x is imported from d on the next line: found through d/__init__.py, a level later)
+    # (from . import sibling: the package's __init__.py and the module sibling)
+    assert found == ("a/b.py", "c.py", "d/__init__.py", "e.py", "a/__init__.py", "a/sibling.py",
+                     "top.py", "d/x.py")  # fmt: skip
+    assert imported_files(["/abs/t.py", "notes.md"], observer.read, observer.names) == ()
+
+
+def test_the_import_walk_is_bounded(tmp_path: Path) -> None:
+    """Three levels deep and 24 modules at most: a large project costs a bounded walk."""
+    chain = {f"m{i}.py": f"import m{i + 1}\n" for i in range(10)}
+    observer = _tree(tmp_path, chain)
+    assert imported_files(["m0.py"], observer.read, observer.names) == ("m1.py", "m2.py", "m3.py")
+    wide = {"w.py": "".join(f"import n{i}\n" for i in range(40))}
+    wide.update({f"n{i}.py": "" for i in range(40)})
+    observer = _tree(tmp_path, wide)
+    assert len(imported_files(["w.py"], observer.read, observer.names)) == 24
+
+
+def test_a_remembered_walk_follows_a_new_import_and_a_new_module(tmp_path: Path) -> None:
+    """A walk is remembered only while every file and folder it read is unchanged."""
+    observer = _tree(tmp_path, {"t.py": "import a\nimport later\n", "a.py": ""})
+    assert imported_files(["t.py"], observer.read, observer.names) == ("a.py",)
+    (tmp_path / "later.py").write_text("")  # the module it imports now exists
+    assert imported_files(["t.py"], observer.read, observer.names) == ("a.py", "later.py")
+    (tmp_path / "t.py").write_text("import b\n")  # its imports changed
+    (tmp_path / "b.py").write_text("")
+    assert imported_files(["t.py"], observer.read, observer.names) == ("b.py",)

@@ -25,7 +25,7 @@ from scarguard.learning._rows import FailureRows
 from scarguard.learning.convergence import Event, SessionTracker
 from scarguard.learning.index import ConstraintIndex, RecordingTransaction
 from scarguard.learning.keys import verdict_keys
-from scarguard.learning.observed import Revalidator, dependencies, is_shell_like, with_beside
+from scarguard.learning.observed import Revalidator, dependencies, is_shell_like, with_read_files
 from scarguard.learning.progress import NO_RESULT, ProgressTracker
 from scarguard.learning.rules import Lesson, enforce_cap, learn
 from scarguard.model import Blame, Call, Constraint, Failure, Outcome, Scope
@@ -292,8 +292,10 @@ class FailureRecording(FailureRows):
                 call, outcome.error, shell_like=shell_like, normalise=normalise,
                 signature=signature.name,
             )  # fmt: skip
-            if shell_like and not deterministic:  # no condition: what it may have read
-                paths = with_beside(call, paths, normalise, self._revalidator.observer)
+            if shell_like:  # what its code may have read: the modules it imports...
+                paths = with_read_files(
+                    call, paths, normalise, self._revalidator.observer, conditioned=deterministic
+                )
             # a path that needs redacting is not kept (nor observed): it could only lift less;
             # paths are kept absolute, so a memory opened elsewhere revalidates the same files
             kept = self._kept_paths(paths)

@@ -26,6 +26,7 @@ from scarguard.adapters._shell import command_files, command_words, error_files,
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._beside import beside_files
 from scarguard.learning._directories import elsewhere_files
+from scarguard.learning._imports import imported_files
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._missing import missing_paths
 from scarguard.learning._modules import module_paths
@@ -36,7 +37,7 @@ from scarguard.observe.local import LocalObserver
 from scarguard.observe.protocol import Observer
 from scarguard.redact import Redactor
 
-__all__ = ["COMMAND_FAILURES", "Revalidator", "dependencies", "is_shell_like", "with_beside"]
+__all__ = ["COMMAND_FAILURES", "Revalidator", "dependencies", "is_shell_like", "with_read_files"]
 
 COMMAND_FAILURES = frozenset(
     {
@@ -109,6 +110,8 @@ def dependencies(
         for name in missing_paths(error) if signature == "file_not_found" else ():
             found[normalise(name)] = None
     found.update(dict.fromkeys(t for t in call.targets if _is_path(t)))
+    if signature == "file_not_found":  # a file written into a missing folder: the folder
+        found.update(dict.fromkeys(_folders(t for t in call.targets if _is_path(t))))
     if shell_like:
         for name in (*command_files(call.args), *error_files(error)):
             found[normalise(name)] = None
@@ -118,24 +121,48 @@ def dependencies(
     return tuple(found)[:_MAX_PATHS]
 
 
-def with_beside(
-    call: Call, paths: tuple[str, ...], normalise: Callable[[str], str], observer: Observer
+def with_read_files(
+    call: Call,
+    paths: tuple[str, ...],
+    normalise: Callable[[str], str],
+    observer: Observer,
+    *,
+    conditioned: bool,
 ) -> tuple[str, ...]:
-    """Return ``paths`` and the configuration-like files beside what the command ran.
+    """Return ``paths`` and the files the failing command's code may have read.
 
-    For a failure with no condition (see ``learning._beside``), when the observer can list
-    a folder (``LocalObserver.names``); the bound on the number of paths drops these first.
+    The workspace modules its Python files import (``learning._imports``), when the
+    observer can read files and list folders; and for a failure with no condition
+    (``conditioned`` false), the configuration-like files beside what it ran
+    (``learning._beside``). The bound on the number of paths drops these first.
     """
+    read = getattr(observer, "read", None)
     names = getattr(observer, "names", None)
     if names is None or len(paths) >= _MAX_PATHS:
         return paths
     try:
-        extra = beside_files(command_files(call.args), names)
-    except Exception:  # an observer's listing failed: watching less only lifts less
+        extra: tuple[str, ...] = ()
+        if read is not None and any(p.endswith(".py") for p in paths):
+            extra = imported_files(paths, read, names)
+        if not conditioned:
+            extra += beside_files(command_files(call.args), names)
+    except Exception:  # an observer's read or listing failed: watching less only lifts less
+        return paths
+    if not extra:
         return paths
     found = dict.fromkeys(paths)
     found.update(dict.fromkeys(map(normalise, extra)))
     return tuple(found)[:_MAX_PATHS]
+
+
+def _folders(paths: Iterable[str]) -> list[str]:
+    """Return the folder of each path that has one (not the root, not ``/``)."""
+    out = []
+    for path in paths:
+        folder = os.path.dirname(path.rstrip("/"))
+        if folder and folder not in ("/", "."):
+            out.append(folder)
+    return out
 
 
 _PYTEST: Final = frozenset({"pytest", "py.test"})

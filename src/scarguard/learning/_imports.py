@@ -1,0 +1,186 @@
+"""The workspace's modules a failing Python file imports, and what they import in turn.
+
+A failing test names its test file (``tests/test_calc.py:3: AssertionError``), not the code
+under test: ``pkg/calc.py``, fixed by hand or by a tool the memory does not guard, left
+``pytest tests/test_calc.py`` refused. The Python files a failure depends on are therefore
+followed through their imports (``import a.b``, ``from a.b import c``, ``from .c import
+d``) to the modules that resolve under the root (also under ``src/``), breadth first, a few
+levels deep and a bounded number of files: the standard library and installed packages
+resolve to nothing here and are not followed.
+
+Existence is judged from folder listings (one per folder, remembered by the observer while
+the folder is unchanged), so a module that is not in the workspace costs no failed ``stat``.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import sys
+from collections.abc import Callable, Iterable
+from typing import Final, NamedTuple
+
+__all__ = ["imported_files"]
+
+_IMPORT: Final = re.compile(
+    r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?[ \t]*([\w, \t*]*)"
+    r"|import[ \t]+([\w., \t]+))",
+    re.MULTILINE,
+)
+_STDLIB: Final = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
+_ROOTS: Final = (".", "src")
+_FILES: Final = 24
+"""At most this many modules are followed per failure."""
+_DEPTH: Final = 3
+_READ: Final = 64 * 1024
+"""Only the first 64 KiB of a module are searched for imports."""
+
+Read = Callable[[str], str | None]
+Names = Callable[[str], frozenset[str] | None]
+
+
+def imported_files(starts: Iterable[str], read: Read, names: Names) -> tuple[str, ...]:
+    """Return the workspace modules the Python files ``starts`` import, directly or not.
+
+    Args:
+        starts: Paths relative to the root (``.py`` files; others are ignored).
+        read: Returns a file's text (``None`` when it cannot be read).
+        names: Lists a folder relative to the root (``None`` when it cannot be).
+
+    Returns:
+        Up to 24 paths relative to the root, nearest first, ``starts`` left out.
+    """
+    queue = tuple(s for s in dict.fromkeys(starts) if s.endswith(".py") and not os.path.isabs(s))
+    if not queue:
+        return ()
+    key = (getattr(read, "__self__", read), queue)
+    known = _WALKS.get(key)
+    if known is not None and _holds(known, read, names):
+        return known.found
+    walk = _walk(queue, read, names)
+    if len(_WALKS) >= _REMEMBERED:
+        _WALKS.clear()
+    _WALKS[key] = walk
+    return walk.found
+
+
+class _Walk(NamedTuple):
+    """A walk's answer and what it read: it holds while every listing and text does."""
+
+    found: tuple[str, ...]
+    listings: tuple[tuple[str, frozenset[str] | None], ...]
+    texts: tuple[tuple[str, str | None], ...]
+
+
+_WALKS: dict[tuple[object, tuple[str, ...]], _Walk] = {}
+_REMEMBERED: Final = 128
+"""Walks remembered (by observer and starting files): a failing test fails again."""
+
+
+def _holds(walk: _Walk, read: Read, names: Names) -> bool:
+    """Return whether nothing the walk read changed (a ``stat`` per folder and file)."""
+    return all(names(f) == listing for f, listing in walk.listings) and all(
+        read(p) == text for p, text in walk.texts
+    )
+
+
+def _walk(queue: tuple[str, ...], read: Read, names: Names) -> _Walk:
+    listed: dict[str, frozenset[str] | None] = {}  # (each folder listed once per walk)
+    texts: dict[str, str | None] = {}
+
+    def names_once(folder: str) -> frozenset[str] | None:
+        if folder not in listed:
+            listed[folder] = names(folder)
+        return listed[folder]
+
+    seen = set(queue)
+    found: list[str] = []
+    for _ in range(_DEPTH):
+        following: list[str] = []
+        for path in queue:
+            text = texts[path] = read(path)
+            if not text:
+                continue
+            for module in _resolved(path, _statements(text[:_READ]), names_once):
+                if module not in seen:
+                    seen.add(module)
+                    found.append(module)
+                    following.append(module)
+                    if len(found) >= _FILES:
+                        return _Walk(tuple(found), tuple(listed.items()), tuple(texts.items()))
+        queue = tuple(following)
+    return _Walk(tuple(found), tuple(listed.items()), tuple(texts.items()))
+
+
+_Statement = tuple[int, str, tuple[str, ...]]
+"""One import: its level (dots), the module (``a.b``, or ``""``), the names it imports."""
+
+
+@functools.lru_cache(maxsize=256)
+def _statements(text: str) -> tuple[_Statement, ...]:
+    """Return the import statements of a module's text (remembered: the same files recur)."""
+    out: list[_Statement] = []
+    for match in _IMPORT.finditer(text):
+        source, imported, plain = match.groups()
+        if plain is not None:
+            for module in plain.split(","):
+                name = module.strip().split(" ")[0]
+                if name:
+                    out.append((0, name, ()))
+            continue
+        level = len(source) - len(source.lstrip("."))
+        members = (m.strip().split(" ")[0] for m in imported.split(","))
+        out.append((level, source[level:], tuple(m for m in members if m and m != "*")))
+    return tuple(out)
+
+
+def _resolved(path: str, statements: tuple[_Statement, ...], names: Names) -> list[str]:
+    """Return the workspace files the imports of the module at ``path`` name."""
+    out: list[str] = []
+    package = os.path.dirname(path)
+    for level, base, members in statements:
+        if level:
+            folder = package
+            for _ in range(level - 1):
+                folder = os.path.dirname(folder)
+            stem = os.path.join(folder, *base.split(".")) if base else folder
+            found = _file(stem, names)
+            out.extend(found)
+            if not base or (found and found[0].endswith("__init__.py")):
+                out.extend(f for m in members for f in _file(os.path.join(stem, m), names))
+        elif base:
+            found = _module(base, names)
+            out.extend(found)
+            if found and found[0].endswith("__init__.py"):  # c may be a module of package a.b
+                folder = os.path.dirname(found[0])
+                out.extend(f for m in members for f in _file(os.path.join(folder, m), names))
+    return out
+
+
+def _module(dotted: str, names: Names) -> list[str]:
+    """Return the file of an absolute module under the root or ``src/`` (none: not ours)."""
+    parts = dotted.split(".")
+    if not parts[0] or parts[0] in _STDLIB:
+        return []
+    for top in _ROOTS:
+        found = _file(os.path.join(top, *parts) if top != "." else os.path.join(*parts), names)
+        if found:
+            return found
+    return []
+
+
+def _file(stem: str, names: Names) -> list[str]:
+    """Return ``stem.py`` or ``stem/__init__.py`` if the listings show one."""
+    folder, name = os.path.split(os.path.normpath(stem))
+    listing = names(folder or ".")
+    if not listing:
+        return []
+    if f"{name}.py" in listing:
+        return [os.path.join(folder, f"{name}.py") if folder else f"{name}.py"]
+    if name in listing:
+        inner = names(os.path.join(folder, name) if folder else name)
+        if inner and "__init__.py" in inner:
+            init = os.path.join(folder, name, "__init__.py") if folder else f"{name}/__init__.py"
+            return [init]
+    return []
