@@ -21,6 +21,7 @@ import pytest
 from helpers.engine import fail, memory_in
 from helpers.git import git
 from scarguard import FailureMemory, ToolBlocked, guarded_tool
+from scarguard.adapters._shell import error_files
 from scarguard.learning._beside import beside_files
 from scarguard.learning._imports import imported_files
 from scarguard.learning._missing import missing_paths
@@ -303,3 +304,62 @@ def test_a_remembered_walk_follows_a_new_import_and_a_new_module(tmp_path: Path)
     (tmp_path / "t.py").write_text("import b\n")  # its imports changed
     (tmp_path / "b.py").write_text("")
     assert imported_files(["t.py"], observer.read, observer.names) == ("b.py",)
+
+
+needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="needs node")
+
+
+@needs_node
+def test_fixing_the_module_a_node_test_imports_lifts_the_test_run(tmp_path: Path) -> None:
+    """``node --test`` names its test file as a ``file://`` URL in the stack; the module the
+    test imports (``../src/calc.mjs``) is watched through the test's imports."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "test").mkdir()
+    (tmp_path / "src" / "calc.mjs").write_text("export function add(a, b) { return a - b; }\n")
+    (tmp_path / "src" / "other.mjs").write_text("export const x = 1;\n")
+    (tmp_path / "test" / "calc.test.mjs").write_text(
+        "import { test } from 'node:test';\nimport assert from 'node:assert';\n"
+        "import { add } from '../src/calc.mjs';\n"
+        "test('add', () => { assert.strictEqual(add(1, 2), 3); });\n"
+    )
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, "node --test test/")
+    (tmp_path / "src" / "other.mjs").write_text("export const x = 2;\n")
+    assert not memory.check("bash", args).allowed
+    (tmp_path / "src" / "calc.mjs").write_text("export function add(a, b) { return a + b; }\n")
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, "node --test test/").returncode == 0
+
+
+def test_javascript_and_typescript_imports_resolve_as_node_and_tsc_do(tmp_path: Path) -> None:
+    observer = _tree(tmp_path, {
+        "test/a.test.ts": "import { add } from '../src/calc.js';\nimport x from 'lodash';\n"
+                          "const lib = require('../lib');\nexport * from \"./helpers\";\n"
+                          "const later = await import('../src/late');\n",
+        "src/calc.ts": "import './side.mjs'\n", "src/side.mjs": "", "lib/index.js": "",
+        "test/helpers.tsx": "", "src/late.cjs": "", "node_modules/lodash/index.js": "",
+    })  # fmt: skip
+    found = imported_files(["test/a.test.ts"], observer.read, observer.names)
+    assert found == ("src/calc.ts", "lib/index.js", "test/helpers.tsx", "src/late.cjs",
+                     "src/side.mjs")  # fmt: skip
+
+
+def test_a_go_file_depends_on_its_package_s_files(tmp_path: Path) -> None:
+    """Go's package is its folder: a failing ``calc_test.go`` watches ``calc.go`` beside it."""
+    observer = _tree(tmp_path, {
+        "calc/calc_test.go": "package calc\n", "calc/calc.go": "package calc\n",
+        "calc/util.go": "package calc\n", "calc/README.md": "", "main.go": "package main\n",
+    })  # fmt: skip
+    found = imported_files(["calc/calc_test.go"], observer.read, observer.names)
+    assert found == ("calc/calc.go", "calc/util.go")
+
+
+def test_node_stack_traces_name_their_files_as_urls() -> None:
+    trace = (
+        "    at TestContext.<anonymous> (file:///srv/app/test/a%20b.test.mjs:4:28)\n"
+        "    at Test.run (node:internal/test_runner/test:796:25)\n"
+        "    at file:///srv/app/src/calc.mjs:2:3\n"
+    )
+    files = error_files(trace)
+    assert "/srv/app/test/a b.test.mjs" in files and "/srv/app/src/calc.mjs" in files
+    assert not any(f.startswith(("node:", "file:")) for f in files)

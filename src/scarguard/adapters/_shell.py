@@ -284,12 +284,27 @@ _CACHED_ERROR = 4096
 """Error texts up to this long have their files remembered."""
 
 
+_FILE_URL: Final = re.compile(r"\bfile://(/[^\s:'\"()<>]{1,300}\.[A-Za-z][A-Za-z0-9]{0,9})(?=[:'\")\s]|$)")
+"""A file URL, as Node's stack traces write a module's path (``file:///app/a.mjs:4:28``)."""
+
+
 def _error_files(text: str) -> tuple[str, ...]:
     files: dict[str, None] = {}
-    for match in _ERROR_FILE.finditer(text[:8192]):
+    head = text[:8192]
+    for match in _ERROR_FILE.finditer(head):
         files[match.group(1)] = None
         if len(files) >= _MAX_FILES:
-            break
+            return tuple(files)
+    if "file://" in head:
+        for match in _FILE_URL.finditer(head):
+            path = match.group(1)
+            if "%" in path:  # (a URL escapes spaces and the like: rare, urllib only then)
+                from urllib.parse import unquote
+
+                path = unquote(path)
+            files[path] = None
+            if len(files) >= _MAX_FILES:
+                break
     return tuple(files)
 
 

@@ -1,12 +1,18 @@
-"""The workspace's modules a failing Python file imports, and what they import in turn.
+"""The workspace's modules a failing source file imports, and what they import in turn.
 
 A failing test names its test file (``tests/test_calc.py:3: AssertionError``), not the code
 under test: ``pkg/calc.py``, fixed by hand or by a tool the memory does not guard, left
-``pytest tests/test_calc.py`` refused. The Python files a failure depends on are therefore
-followed through their imports (``import a.b``, ``from a.b import c``, ``from .c import
-d``) to the modules that resolve under the root (also under ``src/``), breadth first, a few
-levels deep and a bounded number of files: the standard library and installed packages
-resolve to nothing here and are not followed.
+``pytest tests/test_calc.py`` refused. The source files a failure depends on are therefore
+followed through their imports to the modules that resolve under the root, breadth first, a
+few levels deep and a bounded number of files:
+
+- Python: ``import a.b``, ``from a.b import c``, ``from .c import d``, also under ``src/``;
+  the standard library and installed packages resolve to nothing here and are not followed;
+- JavaScript and TypeScript: the relative specifiers of ``import ... from './calc'``,
+  ``require('../lib/x')``, ``export ... from``, ``import('./y')``, resolved as Node and
+  TypeScript do (``./calc`` to ``calc.ts``, ``calc.js``..., ``calc/index.js``; ``./calc.js``
+  to ``calc.ts`` too); packages are not followed;
+- Go: the other ``.go`` files of the folder, the package a file belongs to.
 
 Existence is judged from folder listings (one per folder, remembered by the observer while
 the folder is unchanged), so a module that is not in the workspace costs no failed ``stat``.
@@ -21,13 +27,19 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Final, NamedTuple
 
-__all__ = ["imported_files"]
+__all__ = ["SOURCES", "imported_files"]
 
 _IMPORT: Final = re.compile(
     r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?[ \t]*([\w, \t*]*)"
     r"|import[ \t]+([\w., \t]+))",
     re.MULTILINE,
 )
+_JS_IMPORT: Final = re.compile(
+    r"""(?:\bfrom|\bimport|\brequire\s*\()\s*\(?\s*['"](\.{1,2}/[^'"\n]{0,200})['"]"""
+)
+_JS: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
+SOURCES: Final = (".py", ".go", *_JS)
+"""What the files whose imports are followed end with."""
 _STDLIB: Final = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 _ROOTS: Final = (".", "src")
 _FILES: Final = 24
@@ -51,7 +63,7 @@ def imported_files(starts: Iterable[str], read: Read, names: Names) -> tuple[str
     Returns:
         Up to 24 paths relative to the root, nearest first, ``starts`` left out.
     """
-    queue = tuple(s for s in dict.fromkeys(starts) if s.endswith(".py") and not os.path.isabs(s))
+    queue = tuple(s for s in dict.fromkeys(starts) if s.endswith(SOURCES) and not os.path.isabs(s))
     if not queue:
         return ()
     key = (getattr(read, "__self__", read), queue)
@@ -102,7 +114,7 @@ def _walk(queue: tuple[str, ...], read: Read, names: Names) -> _Walk:
             text = texts[path] = read(path)
             if not text:
                 continue
-            for module in _resolved(path, _statements(text[:_READ]), names_once):
+            for module in _imports(path, text[:_READ], names_once):
                 if module not in seen:
                     seen.add(module)
                     found.append(module)
@@ -111,6 +123,53 @@ def _walk(queue: tuple[str, ...], read: Read, names: Names) -> _Walk:
                         return _Walk(tuple(found), tuple(listed.items()), tuple(texts.items()))
         queue = tuple(following)
     return _Walk(tuple(found), tuple(listed.items()), tuple(texts.items()))
+
+
+def _imports(path: str, text: str, names: Names) -> list[str]:
+    """Return the workspace files the source file at ``path`` imports."""
+    if path.endswith(".py"):
+        return _resolved(path, _statements(text), names)
+    if path.endswith(".go"):
+        folder = os.path.dirname(path)
+        listing = names(folder or ".") or ()
+        return sorted(_joined(folder, (n for n in listing if n.endswith(".go"))))
+    folder = os.path.dirname(path)
+    return [f for spec in _specifiers(text) for f in _script(folder, spec, names)]
+
+
+@functools.lru_cache(maxsize=256)
+def _specifiers(text: str) -> tuple[str, ...]:
+    """Return the relative module specifiers of a JavaScript or TypeScript file's text."""
+    return tuple(dict.fromkeys(_JS_IMPORT.findall(text)))
+
+
+def _script(folder: str, spec: str, names: Names) -> list[str]:
+    """Return the file a relative specifier resolves to, as Node and TypeScript look."""
+    path = os.path.normpath(os.path.join(folder, spec))
+    if path.startswith(".."):
+        return []
+    parent, name = os.path.split(path)
+    listing = names(parent or ".")
+    if not listing:
+        return []
+    stem, suffix = os.path.splitext(name)
+    tries = [name] if suffix in _JS else []
+    if suffix in (".js", ".jsx", ".mjs", ".cjs"):  # TypeScript's ./calc.js is calc.ts
+        tries += [stem + ext for ext in _JS if ext.startswith((".t", ".m", ".c"))]
+    tries += [name + ext for ext in _JS]
+    for candidate in tries:
+        if candidate in listing:
+            return _joined(parent, (candidate,))
+    if name in listing:
+        inner = names(path) or ()
+        for ext in _JS:
+            if f"index{ext}" in inner:
+                return [os.path.join(path, f"index{ext}")]
+    return []
+
+
+def _joined(folder: str, names: Iterable[str]) -> list[str]:
+    return [os.path.join(folder, n) if folder and folder != "." else n for n in names]
 
 
 _Statement = tuple[int, str, tuple[str, ...]]

@@ -26,7 +26,7 @@ from scarguard.adapters._shell import command_files, command_words, error_files,
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._beside import beside_files
 from scarguard.learning._directories import elsewhere_files
-from scarguard.learning._imports import imported_files
+from scarguard.learning._imports import SOURCES, imported_files
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._missing import missing_paths
 from scarguard.learning._modules import module_paths
@@ -131,7 +131,7 @@ def with_read_files(
 ) -> tuple[str, ...]:
     """Return ``paths`` and the files the failing command's code may have read.
 
-    The workspace modules its Python files import (``learning._imports``), when the
+    The workspace modules its source files import (``learning._imports``), when the
     observer can read files and list folders; and for a failure with no condition
     (``conditioned`` false), the configuration-like files beside what it ran
     (``learning._beside``). The bound on the number of paths drops these first.
@@ -142,7 +142,7 @@ def with_read_files(
         return paths
     try:
         extra: tuple[str, ...] = ()
-        if read is not None and any(p.endswith(".py") for p in paths):
+        if read is not None and any(p.endswith(SOURCES) for p in paths):
             extra = imported_files(paths, read, names)
         if not conditioned:
             extra += beside_files(command_files(call.args), names)
