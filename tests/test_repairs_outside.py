@@ -363,3 +363,28 @@ def test_node_stack_traces_name_their_files_as_urls() -> None:
     files = error_files(trace)
     assert "/srv/app/test/a b.test.mjs" in files and "/srv/app/src/calc.mjs" in files
     assert not any(f.startswith(("node:", "file:")) for f in files)
+
+
+def test_paths_named_after_a_cd_are_the_folder_s(tmp_path: Path) -> None:
+    """``cd sub && cat notes``: the error's ``notes`` is ``sub/notes``; ``cd app && pytest``:
+    the test file its failure names, and the module it imports, are under ``app``."""
+    (tmp_path / "sub").mkdir()
+    memory = memory_in(tmp_path)
+    missing = banned(memory, tmp_path, "cd sub && cat notes")
+    (tmp_path / "sub" / "other").write_text("not the file it reads\n")
+    assert not memory.check("bash", missing).allowed
+    (tmp_path / "sub" / "notes").write_text("found\n")
+    assert memory.check("bash", missing).allowed
+
+    app = tmp_path / "app"
+    (app / "tests").mkdir(parents=True)
+    (app / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    (app / "tests" / "test_calc.py").write_text(
+        "from calc import add\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    )
+    python = shlex_quote(sys.executable)
+    command = f"cd app && PYTHONPATH=. {python} -m pytest -q -p no:cacheprovider tests"
+    run = banned(memory, tmp_path, command)
+    (app / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    assert memory.check("bash", run).allowed
+    assert sh(tmp_path, command).returncode == 0

@@ -23,7 +23,7 @@ from typing import Any, Final
 from scarguard.adapters._shell import SEGMENTS, manifests_for
 from scarguard.learning._make import MAKEFILES
 
-__all__ = ["elsewhere_files"]
+__all__ = ["elsewhere_files", "ran_in"]
 
 _MAKES: Final = frozenset({"make", "gmake"})
 _CHDIR: Final = frozenset({"cd", "pushd"})
@@ -84,6 +84,34 @@ def _files(command: str) -> tuple[str, ...]:
         elif directory != ".":
             found.update(dict.fromkeys(_joined(directory, sorted(manifests_for(program)))))
     return tuple(found)
+
+
+def ran_in(call_args: Mapping[str, Any]) -> str:
+    """Return the directory a command's last ``cd`` (or ``pushd``) left it in.
+
+    Relative to the root (``"."`` for the root itself, or when a ``cd`` cannot be followed),
+    or absolute: the paths its programs print are relative to it.
+    """
+    for key in ("command", "cmd"):
+        value = call_args.get(key)
+        if isinstance(value, str):
+            return _where(value[:_READ]) if "cd" in value else "."
+    return "."
+
+
+@functools.lru_cache(maxsize=512)
+def _where(command: str) -> str:
+    inner = _shell_c(command)
+    if inner is not None:
+        return _where(inner)
+    where = "."
+    for segment in SEGMENTS.split(command):
+        words = _words(segment)
+        if words and words[0] in _CHDIR:
+            if len(words) != 2 or words[1].startswith(("-", "~", "$")):
+                return "."  # somewhere this cannot follow: the paths are taken as they are
+            where = os.path.normpath(os.path.join(where, words[1]))
+    return where
 
 
 def _shell_c(command: str) -> str | None:

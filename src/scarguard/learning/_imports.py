@@ -52,13 +52,17 @@ Read = Callable[[str], str | None]
 Names = Callable[[str], frozenset[str] | None]
 
 
-def imported_files(starts: Iterable[str], read: Read, names: Names) -> tuple[str, ...]:
+def imported_files(
+    starts: Iterable[str], read: Read, names: Names, where: str = "."
+) -> tuple[str, ...]:
     """Return the workspace modules the Python files ``starts`` import, directly or not.
 
     Args:
         starts: Paths relative to the root (``.py`` files; others are ignored).
         read: Returns a file's text (``None`` when it cannot be read).
         names: Lists a folder relative to the root (``None`` when it cannot be).
+        where: The folder the command ran in (``cd app && pytest``), relative to the root:
+            Python's absolute imports resolve there (and under its ``src/``) first.
 
     Returns:
         Up to 24 paths relative to the root, nearest first, ``starts`` left out.
@@ -66,11 +70,12 @@ def imported_files(starts: Iterable[str], read: Read, names: Names) -> tuple[str
     queue = tuple(s for s in dict.fromkeys(starts) if s.endswith(SOURCES) and not os.path.isabs(s))
     if not queue:
         return ()
-    key = (getattr(read, "__self__", read), queue)
+    roots = _ROOTS if where == "." else (where, os.path.join(where, "src"), *_ROOTS)
+    key = (getattr(read, "__self__", read), queue, roots)
     known = _WALKS.get(key)
     if known is not None and _holds(known, read, names):
         return known.found
-    walk = _walk(queue, read, names)
+    walk = _walk(queue, read, names, roots)
     if len(_WALKS) >= _REMEMBERED:
         _WALKS.clear()
     _WALKS[key] = walk
@@ -85,7 +90,7 @@ class _Walk(NamedTuple):
     texts: tuple[tuple[str, str | None], ...]
 
 
-_WALKS: dict[tuple[object, tuple[str, ...]], _Walk] = {}
+_WALKS: dict[tuple[object, tuple[str, ...], tuple[str, ...]], _Walk] = {}
 _REMEMBERED: Final = 128
 """Walks remembered (by observer and starting files): a failing test fails again."""
 
@@ -97,7 +102,7 @@ def _holds(walk: _Walk, read: Read, names: Names) -> bool:
     )
 
 
-def _walk(queue: tuple[str, ...], read: Read, names: Names) -> _Walk:
+def _walk(queue: tuple[str, ...], read: Read, names: Names, roots: tuple[str, ...]) -> _Walk:
     listed: dict[str, frozenset[str] | None] = {}  # (each folder listed once per walk)
     texts: dict[str, str | None] = {}
 
@@ -114,7 +119,7 @@ def _walk(queue: tuple[str, ...], read: Read, names: Names) -> _Walk:
             text = texts[path] = read(path)
             if not text:
                 continue
-            for module in _imports(path, text[:_READ], names_once):
+            for module in _imports(path, text[:_READ], names_once, roots):
                 if module not in seen:
                     seen.add(module)
                     found.append(module)
@@ -125,10 +130,10 @@ def _walk(queue: tuple[str, ...], read: Read, names: Names) -> _Walk:
     return _Walk(tuple(found), tuple(listed.items()), tuple(texts.items()))
 
 
-def _imports(path: str, text: str, names: Names) -> list[str]:
+def _imports(path: str, text: str, names: Names, roots: tuple[str, ...]) -> list[str]:
     """Return the workspace files the source file at ``path`` imports."""
     if path.endswith(".py"):
-        return _resolved(path, _statements(text), names)
+        return _resolved(path, _statements(text), names, roots)
     if path.endswith(".go"):
         folder = os.path.dirname(path)
         listing = names(folder or ".") or ()
@@ -194,7 +199,9 @@ def _statements(text: str) -> tuple[_Statement, ...]:
     return tuple(out)
 
 
-def _resolved(path: str, statements: tuple[_Statement, ...], names: Names) -> list[str]:
+def _resolved(
+    path: str, statements: tuple[_Statement, ...], names: Names, roots: tuple[str, ...]
+) -> list[str]:
     """Return the workspace files the imports of the module at ``path`` name."""
     out: list[str] = []
     package = os.path.dirname(path)
@@ -209,7 +216,7 @@ def _resolved(path: str, statements: tuple[_Statement, ...], names: Names) -> li
             if not base or (found and found[0].endswith("__init__.py")):
                 out.extend(f for m in members for f in _file(os.path.join(stem, m), names))
         elif base:
-            found = _module(base, names)
+            found = _module(base, names, roots)
             out.extend(found)
             if found and found[0].endswith("__init__.py"):  # c may be a module of package a.b
                 folder = os.path.dirname(found[0])
@@ -217,12 +224,12 @@ def _resolved(path: str, statements: tuple[_Statement, ...], names: Names) -> li
     return out
 
 
-def _module(dotted: str, names: Names) -> list[str]:
+def _module(dotted: str, names: Names, roots: tuple[str, ...]) -> list[str]:
     """Return the file of an absolute module under the root or ``src/`` (none: not ours)."""
     parts = dotted.split(".")
     if not parts[0] or parts[0] in _STDLIB:
         return []
-    for top in _ROOTS:
+    for top in roots:
         found = _file(os.path.join(top, *parts) if top != "." else os.path.join(*parts), names)
         if found:
             return found

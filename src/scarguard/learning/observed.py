@@ -25,7 +25,7 @@ from scarguard.adapters._arguments import OLD_ARGS, search_text
 from scarguard.adapters._shell import command_files, command_words, error_files, manifests_for
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._beside import beside_files
-from scarguard.learning._directories import elsewhere_files
+from scarguard.learning._directories import elsewhere_files, ran_in
 from scarguard.learning._imports import SOURCES, imported_files
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._missing import missing_paths
@@ -107,14 +107,24 @@ def dependencies(
             found[normalise(name)] = None
         for name in module_paths(error) if signature == "module_not_found" else ():
             found[normalise(name)] = None
-        for name in missing_paths(error) if signature == "file_not_found" else ():
-            found[normalise(name)] = None
+        if signature == "file_not_found":  # (after cd sub, the path is sub's, or cd's own)
+            where = ran_in(call.args)
+            for name in missing_paths(error):
+                if where != "." and not os.path.isabs(name):
+                    found[normalise(os.path.join(where, name))] = None
+                found[normalise(name)] = None
     found.update(dict.fromkeys(t for t in call.targets if _is_path(t)))
     if signature == "file_not_found":  # a file written into a missing folder: the folder
         found.update(dict.fromkeys(_folders(t for t in call.targets if _is_path(t))))
     if shell_like:
-        for name in (*command_files(call.args), *error_files(error)):
+        named = (*command_files(call.args), *error_files(error))
+        for name in named:
             found[normalise(name)] = None
+        where = ran_in(call.args) if named else "."
+        if where != ".":  # cd sub && pytest: the files it and its errors name are in sub
+            for name in named:
+                if not os.path.isabs(name):
+                    found[normalise(os.path.join(where, name))] = None
         if _runs_pytest(call):  # its fixtures and hooks live in conftest.py files
             found.update(dict.fromkeys(_conftests(found)))
         found.update(_in_order(manifests_for(program_of(call))))
@@ -143,7 +153,7 @@ def with_read_files(
     try:
         extra: tuple[str, ...] = ()
         if read is not None and any(p.endswith(SOURCES) for p in paths):
-            extra = imported_files(paths, read, names)
+            extra = imported_files(paths, read, names, ran_in(call.args))
         if not conditioned:
             extra += beside_files(command_files(call.args), names)
     except Exception:  # an observer's read or listing failed: watching less only lifts less
