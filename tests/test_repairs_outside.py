@@ -388,3 +388,35 @@ def test_paths_named_after_a_cd_are_the_folder_s(tmp_path: Path) -> None:
     (app / "calc.py").write_text("def add(a, b):\n    return a + b\n")
     assert memory.check("bash", run).allowed
     assert sh(tmp_path, command).returncode == 0
+
+
+@needs_git
+def test_a_git_tool_watches_the_repository_it_is_given(tmp_path: Path) -> None:
+    """``git_checkout(repo_path=...)`` (an MCP git server's shape) and ``git -C repo``, run
+    from another folder: that repository's branches are watched, not the root's."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    repository(repo)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    memory = memory_in(workspace)
+
+    @guarded_tool(memory)
+    def git_checkout(repo_path: str, branch_name: str) -> str:
+        done = subprocess.run(
+            ["git", "checkout", "-q", branch_name], cwd=repo_path, capture_output=True, text=True
+        )
+        if done.returncode:
+            raise RuntimeError(f"git checkout failed: {done.stderr}")
+        return f"on {branch_name}"
+
+    tool_args = {"repo_path": str(repo), "branch_name": "feature"}
+    with pytest.raises(RuntimeError):
+        git_checkout(**tool_args)
+    with pytest.raises(ToolBlocked):
+        git_checkout(**tool_args)
+    args = banned(memory, workspace, f"git -C {shlex_quote(str(repo))} show v2")
+    git(repo, "branch", "feature")
+    git(repo, "tag", "v2")
+    assert git_checkout(**tool_args) == "on feature"
+    assert memory.check("bash", args).allowed

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
 __all__ = [
+    "GIT_STATE",
     "MANIFESTS",
     "REDIRECT",
     "SEGMENTS",
@@ -68,11 +69,13 @@ _NODE: Final = frozenset(
     {"package.json", "package-lock.json", "tsconfig.json", ".env", ".node-version", ".nvmrc",
      ".tool-versions"}
 )  # fmt: skip
-_GIT: Final = MANIFESTS | frozenset(
+GIT_STATE: Final = frozenset(
     {".git/HEAD", ".git/config", ".git/index", ".git/packed-refs", ".git/FETCH_HEAD",
      ".git/refs/heads", ".git/refs/tags", ".git/refs/remotes", ".git/refs/remotes/origin",
      ".git/refs/stash", ".gitignore", ".gitmodules", ".pre-commit-config.yaml"}
 )  # fmt: skip
+"""A repository's state, relative to its work tree (see :data:`_GIT`)."""
+_GIT: Final = MANIFESTS | GIT_STATE
 """What a ``git`` command's outcome depends on besides the files it names: the branch checked
 out, the remotes and upstreams configured, the branches, tags and remote-tracking branches
 (a directory's token moves when one is added, removed or rewritten), what is staged, the
@@ -94,8 +97,20 @@ here: any manifest can change what they do.
 
 
 def manifests_for(program: str | None) -> frozenset[str]:
-    """Return the build manifests whose change can change what ``program`` does."""
-    return _OWN_MANIFESTS.get(os.path.basename(program), MANIFESTS) if program else MANIFESTS
+    """Return the build manifests whose change can change what ``program`` does.
+
+    ``program`` is a command's first word, or a tool's name: a tool named for a program
+    (``git_checkout``, ``pytest-run``) reads what the program reads.
+    """
+    if not program:
+        return MANIFESTS
+    own = _OWN_MANIFESTS.get(os.path.basename(program))
+    if own is None:
+        own = _OWN_MANIFESTS.get(_TOOL_WORD.split(program, 1)[0], MANIFESTS)
+    return own
+
+
+_TOOL_WORD: Final = re.compile(r"[_.-]")
 
 
 _SPLIT = re.compile(r"""[\s'"`=;|&()<>,]+""")

@@ -22,7 +22,13 @@ from typing import Final
 import attrs
 
 from scarguard.adapters._arguments import OLD_ARGS, search_text
-from scarguard.adapters._shell import command_files, command_words, error_files, manifests_for
+from scarguard.adapters._shell import (
+    GIT_STATE,
+    command_files,
+    command_words,
+    error_files,
+    manifests_for,
+)
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._beside import beside_files
 from scarguard.learning._directories import elsewhere_files, ran_in
@@ -127,8 +133,19 @@ def dependencies(
                     found[normalise(os.path.join(where, name))] = None
         if _runs_pytest(call):  # its fixtures and hooks live in conftest.py files
             found.update(dict.fromkeys(_conftests(found)))
-        found.update(_in_order(manifests_for(program_of(call))))
+        manifests = manifests_for(program_of(call))
+        found.update(_in_order(manifests))
+        if ".git/HEAD" in manifests:  # git -C /repo, git_checkout(repo_path=...): its state
+            named = (*call.targets, *command_files(call.args))
+            folders = [t for t in dict.fromkeys(named) if _is_path(t) and _looks_like_folder(t)]
+            for folder in folders[:2]:
+                found.update((normalise(os.path.join(folder, n)), None) for n in sorted(GIT_STATE))
     return tuple(found)[:_MAX_PATHS]
+
+
+def _looks_like_folder(path: str) -> bool:
+    """Return whether a path has no suffix (``/repos/app``, not ``src/a.py``)."""
+    return not os.path.splitext(path.rstrip("/"))[1]
 
 
 def with_read_files(
