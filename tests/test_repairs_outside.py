@@ -420,3 +420,25 @@ def test_a_git_tool_watches_the_repository_it_is_given(tmp_path: Path) -> None:
     git(repo, "tag", "v2")
     assert git_checkout(**tool_args) == "on feature"
     assert memory.check("bash", args).allowed
+
+
+def test_an_install_into_the_interpreter_outside_the_workspace_lifts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``python3 -c 'import left_pad'`` refused for ``No module named`` is allowed again once
+    the module is installed into that interpreter's ``site-packages`` (a virtual
+    environment outside the workspace, first on ``PATH``), as ``pip install`` in a terminal
+    would."""
+    env = tmp_path / "env"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env)], check=True)
+    monkeypatch.setenv("PATH", f"{env / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    memory = memory_in(workspace)
+    args = banned(memory, workspace, "python3 -c 'import left_pad'")
+    (tmp_path / "unrelated").mkdir()
+    assert not memory.check("bash", args).allowed
+    (site,) = env.glob("lib/python3*/site-packages")
+    (site / "left_pad.py").write_text("")
+    assert memory.check("bash", args).allowed
+    assert sh(workspace, "python3 -c 'import left_pad'").returncode == 0

@@ -11,10 +11,14 @@ not guard, lift the failure; a guarded install already does.
 
 from __future__ import annotations
 
+import functools
+import glob
+import os
 import re
+import shutil
 from typing import Final
 
-__all__ = ["module_paths"]
+__all__ = ["interpreter_site_packages", "module_paths"]
 
 _PYTHON: Final = re.compile(r"\bNo module named '?([A-Za-z_][\w.]{0,200})'?")
 _NODE: Final = re.compile(r"\bCannot find (?:module|package) '([^'\n]{1,200})'")
@@ -57,3 +61,47 @@ def module_paths(error: str | None) -> tuple[str, ...]:
         elif not name.startswith("/"):
             found[f"node_modules/{name}"] = None
     return tuple(found)
+
+
+_PYTHONS: Final = re.compile(r"^(?:python(?:3(?:\.\d+)?)?|pytest|py\.test|pip3?|uv|poetry)$")
+"""Programs whose missing module an install into their interpreter's ``site-packages``
+supplies (``pip install requests`` in a terminal)."""
+
+
+def interpreter_site_packages(program: str | None) -> tuple[str, ...]:
+    """Return the ``site-packages`` folders of the interpreter a Python program runs on.
+
+    The interpreter is found on ``PATH`` (``python3``, ``pytest``, ``.venv/bin/python``), its
+    prefix is the folder above its ``bin``, and its folders are ``lib/python3.X/
+    site-packages`` there, and the user's (``~/.local/lib/python3.X/site-packages``): an
+    install outside the workspace adds an entry to one of them. Nothing for another program
+    or one not found. Remembered per program and ``PATH``.
+    """
+    if not program or not _PYTHONS.match(os.path.basename(program)):
+        return ()
+    return _site_packages(program, os.environ.get("PATH", ""))
+
+
+@functools.lru_cache(maxsize=32)
+def _site_packages(program: str, path: str) -> tuple[str, ...]:
+    found = shutil.which(program, path=path)
+    if found is None:
+        return ()
+    prefix = os.path.dirname(os.path.dirname(os.path.realpath(found)))
+    unreal = os.path.dirname(os.path.dirname(os.path.abspath(found)))  # a venv's own prefix
+    bases = [unreal, prefix]
+    if os.path.basename(os.path.dirname(found)) == "shims":  # pyenv's: any of its versions
+        pyenv = os.path.dirname(os.path.dirname(found))
+        bases += sorted(glob.glob(os.path.join(pyenv, "versions", "*")))
+    folders: dict[str, None] = {}
+    for base in dict.fromkeys(bases):
+        for lib in sorted(glob.glob(os.path.join(base, "lib", "python3*", "site-packages"))):
+            folders[lib] = None
+    home = os.path.expanduser("~")
+    if home != "~":
+        for version in sorted({os.path.basename(os.path.dirname(f)) for f in folders}):
+            folders[os.path.join(home, ".local", "lib", version, "site-packages")] = None
+    return tuple(folders)[:_MAX_SITES]
+
+
+_MAX_SITES: Final = 12

@@ -35,7 +35,7 @@ from scarguard.learning._directories import elsewhere_files, ran_in
 from scarguard.learning._imports import SOURCES, imported_files
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._missing import missing_paths
-from scarguard.learning._modules import module_paths
+from scarguard.learning._modules import interpreter_site_packages, module_paths
 from scarguard.learning._programs import missing_program, program_paths
 from scarguard.learning.semantic import Evidence, condition, condition_stale
 from scarguard.model import Call, Constraint
@@ -111,8 +111,11 @@ def dependencies(
                 found[normalise(name)] = None
         for name in program_paths(program) if program else ():
             found[normalise(name)] = None
-        for name in module_paths(error) if signature == "module_not_found" else ():
-            found[normalise(name)] = None
+        if signature == "module_not_found":
+            for name in module_paths(error):
+                found[normalise(name)] = None
+            for name in interpreter_site_packages(program_of(call)):  # pip install outside
+                found[name] = None
         if signature == "file_not_found":  # (after cd sub, the path is sub's, or cd's own)
             where = ran_in(call.args)
             for name in missing_paths(error):
