@@ -130,6 +130,18 @@ POSITIVE: dict[str, list[str]] = {
         "Error: connect ECONNREFUSED 127.0.0.1:5432",
         "ConnectionRefusedError: [Errno 111] Connection refused",
         "dial tcp 127.0.0.1:6379: connect: connection refused",
+        "curl: (7) Failed to connect to localhost port 3000 after 0 ms: Couldn't connect to"
+        " server",
+        "Cannot connect to the Docker daemon at unix:///var/run/docker.sock. Is the docker"
+        " daemon running?",
+    ],
+    "lock_held": [
+        "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 1234"
+        " (apt-get)",
+        "sqlite3.OperationalError: database is locked",
+        "Waiting for cache lock: Could not get lock /var/lib/dpkg/lock. It is held by process"
+        " 77 (apt)",
+        "bash: ./server: Text file busy",
     ],
     "connection_error": [
         "Error: read ECONNRESET",
@@ -138,6 +150,7 @@ POSITIVE: dict[str, list[str]] = {
         "Error: getaddrinfo ENOTFOUND api.example.com",
         "openai.APIConnectionError: Connection error.",
         "Error: socket hang up",
+        "curl: (6) Could not resolve host: api.example.invalid",
     ],
     "port_in_use": [
         "Error: listen EADDRINUSE: address already in use :::3000",
@@ -448,6 +461,7 @@ def test_default_signatures_are_the_bank_module_data() -> None:
         ("server_error", Blame.HARNESS, {"retryable"}),
         ("tool_timeout", Blame.HARNESS, {"retryable"}),
         ("connection_refused", Blame.HARNESS, {"retryable"}),
+        ("lock_held", Blame.HARNESS, {"retryable"}),
         ("disk_full", Blame.HARNESS, set()),
         ("process_killed", Blame.HARNESS, set()),
         ("segfault", Blame.UNKNOWN, set()),

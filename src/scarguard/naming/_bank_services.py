@@ -101,7 +101,9 @@ TOOL_TIMEOUT = Signature(
 CONNECTION_REFUSED = Signature(
     "connection_refused",
     r"\bECONNREFUSED\b|\b[Cc]onnection refused\b|\bConnectionRefusedError\b"
-    r"|\bERR_CONNECTION_REFUSED\b",
+    r"|\bERR_CONNECTION_REFUSED\b|\bFailed to connect to \S+ port \d+\b"
+    r"|\bCouldn't connect to server\b|\bCannot connect to the Docker daemon\b"
+    r"|\bIs the docker daemon running\?",
     H,
     "Check that the service is running and listening on the expected host and port, "
     "then retry.",
@@ -116,6 +118,7 @@ CONNECTION_ERROR = Signature(
     r"\bECONNRESET\b|\b[Cc]onnection reset by peer\b|\bConnectionResetError\b"
     r"|\bEHOSTUNREACH\b|\bENETUNREACH\b|\bNetwork is unreachable\b|\bNo route to host\b"
     r"|\bName or service not known\b|\bTemporary failure in name resolution\b"
+    r"|\bCould not resolve (?:host|proxy)\b"
     r"|\bENOTFOUND\b|\bEAI_AGAIN\b|\bConnection aborted\b|\bRemoteDisconnected\b"
     r"|\bAPIConnectionError\b|\bServer disconnected\b|\bsocket hang up\b"
     r"|\b[Cc]onnection (?:error|closed unexpectedly)\b"

@@ -21,6 +21,7 @@ __all__ = [
     "FILE_NOT_FOUND",
     "FILE_TOO_LARGE",
     "GIT_PUSH_REJECTED",
+    "LOCK_HELD",
     "MAKE_TARGET_MISSING",
     "NOTHING_TO_COMMIT",
     "PACKAGE_NOT_FOUND",
@@ -58,6 +59,19 @@ PORT_IN_USE = Signature(
     A,
     "Stop the process that holds the port or start the server on a different port.",
     "port already in use",
+)
+
+# Harness: another process holds a lock the command needs (a package manager running, a
+# database busy); it ends when that process does.
+LOCK_HELD = Signature(
+    "lock_held",
+    r"\bCould not get lock\b|\bUnable to acquire the dpkg frontend lock\b"
+    r"|\bdatabase is locked\b|\bSQLITE_BUSY\b|\bis locked by another process\b"
+    r"|\bWaiting for cache lock\b|\bText file busy\b",
+    H,
+    "Wait for the other process that holds the lock to finish, then retry.",
+    "lock held by another process",
+    retryable=True,
 )
 
 # Harness: the disk or quota is full; no argument change fixes it.

@@ -41,6 +41,7 @@ DEFAULT_SIGNATURES: tuple[Signature, ...] = (
     _bank_services.CONNECTION_REFUSED,
     _bank_services.CONNECTION_ERROR,
     _bank_shell.PORT_IN_USE,
+    _bank_shell.LOCK_HELD,
     _bank_shell.DISK_FULL,
     _bank_shell.PROCESS_KILLED,
     _bank_shell.SEGFAULT,
