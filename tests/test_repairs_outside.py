@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -442,3 +443,41 @@ def test_an_install_into_the_interpreter_outside_the_workspace_lifts(
     (site / "left_pad.py").write_text("")
     assert memory.check("bash", args).allowed
     assert sh(workspace, "python3 -c 'import left_pad'").returncode == 0
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_server_refused_for_a_port_in_use_is_allowed_once_the_port_is_free(
+    tmp_path: Path,
+) -> None:
+    """``python3 -m http.server PORT`` failing with ``Address already in use`` (a real
+    server holds the port) is refused while it does, and allowed once that server stops,
+    stopped outside the guarded tools."""
+    port = _free_port()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", READY.format(port=port)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "listening"
+        command = f"{shlex_quote(sys.executable)} -m http.server {port} --bind 127.0.0.1"
+        memory = memory_in(tmp_path)
+        args = banned(memory, tmp_path, command)
+        (ban,) = memory.constraints()
+        assert ban.params.depends == ("port", str(port))
+        assert not memory.check("bash", args).allowed  # still held: still refused
+    finally:
+        holder.kill()
+        holder.wait()
+    assert memory.check("bash", args).allowed
+
+
+READY = (
+    "import socket, sys, time\n"
+    "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+    "s.bind(('127.0.0.1', {port})); s.listen(); print('listening', flush=True); time.sleep(60)\n"
+)
+"""A process that holds a port until it is killed."""

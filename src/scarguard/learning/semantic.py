@@ -18,6 +18,8 @@ the file. For those kinds a ban does not need to go stale on every change of the
   manifests of the program that ran are unchanged (a Makefile edit does not fix
   ``node server.js``);
 - ``exists``: a create that conflicted with an existing file holds while the file exists;
+- ``port``: a server that found its port in use holds while a process of this machine still
+  holds it (the observer's optional ``port_held``), and the files it watches are unchanged;
 - ``absent_text``: an edit whose search text was not in the file holds while it still is not;
 - ``make_rule`` (a refinement, not a condition): any other failure of ``make X`` depends on
   the Makefile only through the rules ``X`` reaches and the Makefile's variables and
@@ -60,6 +62,7 @@ from scarguard.learning._make import (
     make_sources,
     missing_make_target,
 )
+from scarguard.learning._ports import held_port
 from scarguard.learning._programs import missing_program, program_paths
 from scarguard.observe.protocol import MISSING, Observer
 
@@ -82,6 +85,7 @@ MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT, MAKE_RULE, TESTS = (
     "make_rule",
     "tests",
 )
+PORT: Final = "port"
 _REFINEMENTS: Final = frozenset({MAKE_RULE, TESTS})
 """Kinds that narrow what lifts a ban without making its failure deterministic."""
 DETERMINISTIC_WHILE_HELD: Final = frozenset(
@@ -241,6 +245,12 @@ def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
         evidence.error, evidence.observed, evidence.root, evidence.search
     )  # fmt: skip
     read = getattr(observer, "read", None)
+    if signature == "port_in_use":  # (the port is this machine's only if it is held here)
+        port = held_port(error, call_args)
+        held = getattr(observer, "port_held", None)
+        if port is None or held is None or held(port) is not True:
+            return ()
+        return (PORT, str(port))
     shell = signature in ("make_target_missing", "command_not_found", "syntax_error")
     if shell and runs_elsewhere(call_args):
         return ()
@@ -280,8 +290,8 @@ def kept_tokens(
     depends: tuple[str, ...], observed: Mapping[str, str], root: str, targets: Sequence[str]
 ) -> dict[str, str]:
     """Return the tokens a constraint under ``depends`` keeps (only what can end it)."""
-    if not depends or depends[0] in _REFINEMENTS:
-        return dict(observed)
+    if not depends or depends[0] in _REFINEMENTS or depends[0] == PORT:
+        return dict(observed)  # (a port: the configuration may choose another)
     kind = depends[0]
     wanted: Collection[str]
     if kind == PROGRAM:  # where an install under the root may put it
@@ -324,6 +334,11 @@ def condition_stale(
 ) -> bool:
     """Return whether the workspace no longer supports the condition ``depends``."""
     kind = depends[0]
+    if kind == PORT:  # stale once the port is free, or the configuration changed
+        held = getattr(observer, "port_held", None)
+        if held is None or held(int(depends[1])) is not True:
+            return True
+        return bool(observer.changed(tokens)) if tokens else False
     if kind == PROGRAM:
         which = getattr(observer, "which", None)
         if which is None or which(depends[1]) is not False:
@@ -373,7 +388,7 @@ def lifted_by_change(
     observer).
     """
     kind = depends[0]
-    if kind == TESTS:
+    if kind in (TESTS, PORT):
         return None
     if kind == MAKE_RULE:
         only_makefiles = bool(changed) and all(os.path.basename(n) in MAKEFILES for n in changed)

@@ -136,6 +136,24 @@ class LocalObserver:
         """
         return self._seen.names(self._path(folder))
 
+    def port_held(self, port: int) -> bool | None:
+        """Return whether a process on this machine listens on ``port`` (``None``: unknown).
+
+        Optional for observers: a server refused for ``address already in use`` is allowed
+        again once the port is free. Judged by binding it, as a server would (with
+        ``SO_REUSEADDR``, so connections closing do not hold it), and closing at once.
+        """
+        import errno
+        import socket
+
+        try:
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(("", port))
+        except OSError as exc:
+            return True if exc.errno == errno.EADDRINUSE else None
+        return False
+
     def which(self, program: str) -> bool:
         """Return whether ``program`` is on ``PATH`` or is a file under the root.
 
