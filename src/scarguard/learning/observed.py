@@ -24,6 +24,7 @@ import attrs
 from scarguard.adapters._arguments import OLD_ARGS, search_text
 from scarguard.adapters._shell import (
     GIT_STATE,
+    MANIFESTS,
     command_files,
     command_words,
     error_files,
@@ -172,8 +173,10 @@ def with_read_files(
         return paths
     try:
         extra: tuple[str, ...] = ()
-        if read is not None and any(p.endswith(SOURCES) for p in paths):
-            extra = imported_files(paths, read, names, ran_in(call.args))
+        # (from the workspace's own sources: not a manifest such as setup.py)
+        starts = [p for p in paths if p.endswith(SOURCES) and os.path.basename(p) not in MANIFESTS]
+        if read is not None and starts:
+            extra = imported_files(starts, read, names, ran_in(call.args))
         if not conditioned:
             extra += beside_files(command_files(call.args), names)
     except Exception:  # an observer's read or listing failed: watching less only lifts less
