@@ -481,3 +481,21 @@ READY = (
     "s.bind(('127.0.0.1', {port})); s.listen(); print('listening', flush=True); time.sleep(60)\n"
 )
 """A process that holds a port until it is killed."""
+
+
+def test_a_rust_file_depends_on_its_crate_and_its_modules(tmp_path: Path) -> None:
+    """``tests/it.rs`` failing (``cargo test``) watches ``src/lib.rs`` and the modules it
+    declares (``mod calc;``: ``src/calc.rs``; ``mod util;`` in ``calc.rs``: ``src/calc/
+    util.rs``), in this crate and in one under ``crates/``."""
+    observer = _tree(tmp_path, {
+        "Cargo.toml": "", "tests/it.rs": "use app::add;\n", "src/lib.rs": "pub mod calc;\n",
+        "src/calc.rs": "mod util;\nmod gone;\n", "src/calc/util.rs": "", "src/main.rs": "",
+        "crates/web/tests/api.rs": "", "crates/web/src/lib.rs": "mod routes;\n",
+        "crates/web/src/routes/mod.rs": "",
+    })  # fmt: skip
+    assert imported_files(["tests/it.rs"], observer.read, observer.names) == (
+        "src/lib.rs", "src/main.rs", "src/calc.rs", "src/calc/util.rs"
+    )  # fmt: skip
+    assert imported_files(["crates/web/tests/api.rs"], observer.read, observer.names) == (
+        "crates/web/src/lib.rs", "crates/web/src/routes/mod.rs"
+    )  # fmt: skip

@@ -12,7 +12,9 @@ few levels deep and a bounded number of files:
   ``require('../lib/x')``, ``export ... from``, ``import('./y')``, resolved as Node and
   TypeScript do (``./calc`` to ``calc.ts``, ``calc.js``..., ``calc/index.js``; ``./calc.js``
   to ``calc.ts`` too); packages are not followed;
-- Go: the other ``.go`` files of the folder, the package a file belongs to.
+- Go: the other ``.go`` files of the folder, the package a file belongs to;
+- Rust: the crate's root (``src/lib.rs``, ``src/main.rs``) for a file of it or of its
+  ``tests``, ``benches`` or ``examples``, and the files its ``mod x;`` declarations load.
 
 Existence is judged from folder listings (one per folder, remembered by the observer while
 the folder is unchanged), so a module that is not in the workspace costs no failed ``stat``.
@@ -38,7 +40,7 @@ _JS_IMPORT: Final = re.compile(
     r"""(?:\bfrom|\bimport|\brequire\s*\()\s*\(?\s*['"](\.{1,2}/[^'"\n]{0,200})['"]"""
 )
 _JS: Final = (".ts", ".tsx", ".js", ".jsx", ".mjs", ".cjs", ".mts", ".cts")
-SOURCES: Final = (".py", ".go", *_JS)
+SOURCES: Final = (".py", ".go", ".rs", *_JS)
 """What the files whose imports are followed end with."""
 _STDLIB: Final = frozenset(getattr(sys, "stdlib_module_names", ())) | {"__future__"}
 _ROOTS: Final = (".", "src")
@@ -117,7 +119,7 @@ def _walk(queue: tuple[str, ...], read: Read, names: Names, roots: tuple[str, ..
         following: list[str] = []
         for path in queue:
             text = texts[path] = read(path)
-            if not text:
+            if text is None:
                 continue
             for module in _imports(path, text[:_READ], names_once, roots):
                 if module not in seen:
@@ -134,6 +136,8 @@ def _imports(path: str, text: str, names: Names, roots: tuple[str, ...]) -> list
     """Return the workspace files the source file at ``path`` imports."""
     if path.endswith(".py"):
         return _resolved(path, _statements(text), names, roots)
+    if path.endswith(".rs"):
+        return _rust(path, text, names)
     if path.endswith(".go"):
         folder = os.path.dirname(path)
         listing = names(folder or ".") or ()
@@ -171,6 +175,33 @@ def _script(folder: str, spec: str, names: Names) -> list[str]:
             if f"index{ext}" in inner:
                 return [os.path.join(path, f"index{ext}")]
     return []
+
+
+_MOD: Final = re.compile(
+    r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?mod[ \t]+(\w+)[ \t]*;", re.MULTILINE
+)
+_CRATE_PARTS: Final = ("src", "tests", "benches", "examples")
+
+
+def _rust(path: str, text: str, names: Names) -> list[str]:
+    """Return the crate roots above a Rust file and the modules its ``mod x;`` load."""
+    out: list[str] = []
+    parts = path.split("/")
+    at = next((i for i, part in enumerate(parts[:-1]) if part in _CRATE_PARTS), None)
+    if at is not None:  # crates/app/tests/it.rs: crates/app/src/lib.rs, main.rs
+        src = "/".join([*parts[:at], "src"])
+        listing = names(src) or ()
+        out += [f"{src}/{n}" for n in ("lib.rs", "main.rs") if n in listing]
+    folder, name = os.path.split(path)
+    if name not in ("lib.rs", "main.rs", "mod.rs"):
+        folder = os.path.join(folder, name[:-3])  # a.rs declares its modules in a/
+    for module in _MOD.findall(text):
+        listing = names(folder or ".") or ()
+        if f"{module}.rs" in listing:
+            out.append(os.path.join(folder, f"{module}.rs"))
+        elif module in listing and "mod.rs" in (names(os.path.join(folder, module)) or ()):
+            out.append(os.path.join(folder, module, "mod.rs"))
+    return out
 
 
 def _joined(folder: str, names: Iterable[str]) -> list[str]:
