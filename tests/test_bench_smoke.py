@@ -189,3 +189,14 @@ def test_stores_bench_compares_each_design_with_its_simpler_one(tmp_path: Path) 
             (postgres["schema"],),
         ).fetchone()
     assert left == (0,)  # the bench dropped its schema
+
+
+def test_repairs_finds_no_call_refused_after_its_repair(tmp_path: Path) -> None:
+    """The repair benchmark's quick run (real git): every repaired call is allowed again."""
+    result = run_bench("repairs", tmp_path / "repairs.json")
+    assert result["benchmark"] == "repairs" and result["mode"] == "quick"
+    assert len(result["scenarios"]) == 4
+    for row in result["scenarios"]:
+        assert row["by_agent"]["outcome"] == "allowed", row
+        assert row["by_hand"]["outcome"] == "allowed", row
+    assert result["false_refusals"] == {"by_agent": 0, "by_hand": 0}
