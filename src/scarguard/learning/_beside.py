@@ -46,6 +46,34 @@ def beside_files(
     Returns:
         Up to 16 paths relative to the root, the root's first, each folder's sorted.
     """
+    files = tuple(files)
+    key = (getattr(names, "__self__", names), files)
+    known = _REMEMBERED.get(key)
+    if known is not None and all(names(f) is listing for f, listing in known[0]):
+        return known[1]  # (no folder it listed changed: the same answer)
+    listed: dict[str, frozenset[str] | None] = {}
+
+    def names_once(folder: str) -> frozenset[str] | None:
+        listing = listed[folder] = names(folder)
+        return listing
+
+    found = _found(files, names_once)
+    if len(_REMEMBERED) >= 256:
+        _REMEMBERED.clear()
+    _REMEMBERED[key] = (tuple(listed.items()), found)
+    return found
+
+
+_REMEMBERED: dict[
+    tuple[object, tuple[str, ...]],
+    tuple[tuple[tuple[str, frozenset[str] | None], ...], tuple[str, ...]],
+] = {}
+"""Answers by observer and command files, with the listings they were read from."""
+
+
+def _found(
+    files: tuple[str, ...], names: Callable[[str], frozenset[str] | None]
+) -> tuple[str, ...]:
     folders = {".": None}
     for name in files:
         if os.path.splitext(name)[1].lower() in _SCRIPTS and not os.path.isabs(name):

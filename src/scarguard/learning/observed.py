@@ -173,19 +173,27 @@ def with_read_files(
         return paths
     try:
         extra: tuple[str, ...] = ()
-        # (from the workspace's own sources: not a manifest such as setup.py)
-        starts = [p for p in paths if p.endswith(SOURCES) and os.path.basename(p) not in MANIFESTS]
+        starts = _sources(paths)
         if read is not None and starts:
             extra = imported_files(starts, read, names, ran_in(call.args))
         if not conditioned:
             extra += beside_files(command_files(call.args), names)
     except Exception:  # an observer's read or listing failed: watching less only lifts less
         return paths
-    if not extra:
+    if not extra or (len(extra) == 1 and extra[0] in paths):  # (pyproject.toml: watched)
         return paths
     found = dict.fromkeys(paths)
     found.update(dict.fromkeys(map(normalise, extra)))
     return tuple(found)[:_MAX_PATHS]
+
+
+@functools.lru_cache(maxsize=256)
+def _sources(paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Return the workspace's own source files among ``paths`` (not a manifest: setup.py).
+
+    Remembered: the same paths recur (a program's manifests, the files a command names).
+    """
+    return tuple(p for p in paths if p.endswith(SOURCES) and os.path.basename(p) not in MANIFESTS)
 
 
 def _folders(paths: Iterable[str]) -> list[str]:
