@@ -57,10 +57,11 @@ Names = Callable[[str], frozenset[str] | None]
 def imported_files(
     starts: Iterable[str], read: Read, names: Names, where: str = "."
 ) -> tuple[str, ...]:
-    """Return the workspace modules the Python files ``starts`` import, directly or not.
+    """Return the workspace modules the source files ``starts`` import, directly or not.
 
     Args:
-        starts: Paths relative to the root (``.py`` files; others are ignored).
+        starts: Paths relative to the root (``.py``, ``.ts``, ``.go``, ``.rs``... files;
+            others are ignored).
         read: Returns a file's text (``None`` when it cannot be read).
         names: Lists a folder relative to the root (``None`` when it cannot be).
         where: The folder the command ran in (``cd app && pytest``), relative to the root:
@@ -85,11 +86,14 @@ def imported_files(
 
 
 class _Walk(NamedTuple):
-    """A walk's answer and what it read: it holds while every listing and text does."""
+    """A walk's answer and what it read: it holds while every listing and text does.
+
+    A text is kept as its length and hash, not itself: a remembered walk holds no file.
+    """
 
     found: tuple[str, ...]
     listings: tuple[tuple[str, frozenset[str] | None], ...]
-    texts: tuple[tuple[str, str | None], ...]
+    texts: tuple[tuple[str, tuple[int, int] | None], ...]
 
 
 _WALKS: dict[tuple[object, tuple[str, ...], tuple[str, ...]], _Walk] = {}
@@ -100,13 +104,17 @@ _REMEMBERED: Final = 128
 def _holds(walk: _Walk, read: Read, names: Names) -> bool:
     """Return whether nothing the walk read changed (a ``stat`` per folder and file)."""
     return all(names(f) == listing for f, listing in walk.listings) and all(
-        read(p) == text for p, text in walk.texts
+        _print(read(p)) == text for p, text in walk.texts
     )
+
+
+def _print(text: str | None) -> tuple[int, int] | None:
+    return None if text is None else (len(text), hash(text))
 
 
 def _walk(queue: tuple[str, ...], read: Read, names: Names, roots: tuple[str, ...]) -> _Walk:
     listed: dict[str, frozenset[str] | None] = {}  # (each folder listed once per walk)
-    texts: dict[str, str | None] = {}
+    texts: dict[str, tuple[int, int] | None] = {}
 
     def names_once(folder: str) -> frozenset[str] | None:
         if folder not in listed:
@@ -118,7 +126,8 @@ def _walk(queue: tuple[str, ...], read: Read, names: Names, roots: tuple[str, ..
     for _ in range(_DEPTH):
         following: list[str] = []
         for path in queue:
-            text = texts[path] = read(path)
+            text = read(path)
+            texts[path] = _print(text)
             if text is None:
                 continue
             for module in _imports(path, text[:_READ], names_once, roots):
@@ -146,7 +155,7 @@ def _imports(path: str, text: str, names: Names, roots: tuple[str, ...]) -> list
     return [f for spec in _specifiers(text) for f in _script(folder, spec, names)]
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _specifiers(text: str) -> tuple[str, ...]:
     """Return the relative module specifiers of a JavaScript or TypeScript file's text."""
     return tuple(dict.fromkeys(_JS_IMPORT.findall(text)))
@@ -212,7 +221,7 @@ _Statement = tuple[int, str, tuple[str, ...]]
 """One import: its level (dots), the module (``a.b``, or ``""``), the names it imports."""
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=64)
 def _statements(text: str) -> tuple[_Statement, ...]:
     """Return the import statements of a module's text (remembered: the same files recur)."""
     out: list[_Statement] = []
