@@ -22,7 +22,7 @@ import pytest
 from helpers.engine import fail, memory_in
 from helpers.git import git
 from scarguard import FailureMemory, ToolBlocked, guarded_tool
-from scarguard.adapters._shell import error_files
+from scarguard.adapters._shell import GIT_STATE, MANIFESTS, error_files, manifests_for
 from scarguard.learning._beside import beside_files
 from scarguard.learning._imports import imported_files
 from scarguard.learning._missing import missing_paths
@@ -499,3 +499,13 @@ def test_a_rust_file_depends_on_its_crate_and_its_modules(tmp_path: Path) -> Non
     assert imported_files(["crates/web/tests/api.rs"], observer.read, observer.names) == (
         "crates/web/src/lib.rs", "crates/web/src/routes/mod.rs"
     )  # fmt: skip
+
+
+def test_a_tool_or_a_versioned_program_reads_what_its_program_reads() -> None:
+    """``git_checkout`` reads what ``git`` reads, ``python3.12`` what ``python`` does; a
+    program merely starting like one (``go-task``, ``pip-compile``) keeps every manifest."""
+    assert manifests_for("git_checkout") == manifests_for("git") >= GIT_STATE
+    assert manifests_for("python3.12") == manifests_for("/usr/bin/python3.11")
+    assert "pyproject.toml" in manifests_for("python3.12")
+    assert "Makefile" not in manifests_for("python3.12")
+    assert manifests_for("go-task") is MANIFESTS and manifests_for("pip-compile") is MANIFESTS

@@ -100,17 +100,20 @@ def manifests_for(program: str | None) -> frozenset[str]:
     """Return the build manifests whose change can change what ``program`` does.
 
     ``program`` is a command's first word, or a tool's name: a tool named for a program
-    (``git_checkout``, ``pytest-run``) reads what the program reads.
+    (``git_checkout``) reads what the program reads, and so does a versioned one
+    (``python3.12``).
     """
     if not program:
         return MANIFESTS
-    own = _OWN_MANIFESTS.get(os.path.basename(program))
-    if own is None:
-        own = _OWN_MANIFESTS.get(_TOOL_WORD.split(program, 1)[0], MANIFESTS)
+    name = os.path.basename(program)
+    own = _OWN_MANIFESTS.get(name)
+    if own is None:  # python3.12, git_checkout
+        own = _OWN_MANIFESTS.get(_VERSION.sub("", name.split("_", 1)[0]), MANIFESTS)
     return own
 
 
-_TOOL_WORD: Final = re.compile(r"[_.-]")
+_VERSION: Final = re.compile(r"(?<=[a-z])[\d.]+$")
+"""A version after a program's name (``python3.12``: ``python``)."""
 
 
 _SPLIT = re.compile(r"""[\s'"`=;|&()<>,]+""")
