@@ -122,6 +122,14 @@ SCENARIOS = [
         "echo 'X = 1' > helper.py",
     ),
     Scenario(
+        "npm: the program a script runs, installed",
+        "echo '{\"name\": \"app\", \"scripts\": {\"build\": \"made-up-tsc\"}}' > package.json",
+        "npm run build",
+        "mkdir -p node_modules/.bin && printf '#!/bin/sh\\nexit 0\\n'"
+        " > node_modules/.bin/made-up-tsc && chmod +x node_modules/.bin/made-up-tsc",
+        needs="npm",
+    ),
+    Scenario(
         "node: the module a test imports",
         _NODE_TESTED,
         "node --test test/",

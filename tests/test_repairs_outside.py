@@ -509,3 +509,27 @@ def test_a_tool_or_a_versioned_program_reads_what_its_program_reads() -> None:
     assert "pyproject.toml" in manifests_for("python3.12")
     assert "Makefile" not in manifests_for("python3.12")
     assert manifests_for("go-task") is MANIFESTS and manifests_for("pip-compile") is MANIFESTS
+
+
+needs_npm = pytest.mark.skipif(shutil.which("npm") is None, reason="needs npm")
+
+
+@needs_npm
+def test_an_npm_script_s_missing_program_installed_by_hand_lifts_the_ban(tmp_path: Path) -> None:
+    """``npm run build`` whose script's program is missing (dash's ``sh: 1: tool: not
+    found``, before ``npm install``) is allowed again once the program is in
+    ``node_modules/.bin``, although ``package.json`` and its lock did not change."""
+    (tmp_path / "package.json").write_text(
+        '{"name": "app", "version": "1.0.0", "scripts": {"build": "made-up-compiler"}}\n'
+    )
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, "npm run build")
+    assert memory.constraints()[0].signature == "command_not_found"
+    (tmp_path / "notes.md").write_text("a change that cannot help\n")
+    assert not memory.check("bash", args).allowed
+    bin_folder = tmp_path / "node_modules" / ".bin"
+    bin_folder.mkdir(parents=True)
+    (bin_folder / "made-up-compiler").write_text("#!/bin/sh\nexit 0\n")
+    (bin_folder / "made-up-compiler").chmod(0o755)
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, "npm run build").returncode == 0

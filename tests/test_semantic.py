@@ -44,6 +44,7 @@ def test_the_wordings_name_what_is_missing() -> None:
     assert missing_program("bash: line 1: bad_command: command not found") == "bad_command"
     assert missing_program("zsh: command not found: foo") == "foo"
     assert missing_program('exec: "foo": executable file not found in $PATH') == "foo"
+    assert missing_program("sh: 1: tsc: not found") == "tsc"  # dash, npm's script shell
     assert missing_program("exit code 1") is None
     assert not make_defines("deploy.perftest:\n\tsam deploy\n", "deploy")
     assert make_defines("all deploy: build\n\techo\n", "deploy")

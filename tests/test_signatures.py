@@ -243,6 +243,7 @@ POSITIVE: dict[str, list[str]] = {
         'exec: "pnpm": executable file not found in $PATH',
         "Error: spawn tsc ENOENT",
         "Command 'foo' returned non-zero exit status 127.",
+        "sh: 1: tsc: not found",
     ],
     "file_not_found": [
         "FileNotFoundError: [Errno 2] No such file or directory: 'data/train.csv'",

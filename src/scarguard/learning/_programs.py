@@ -19,6 +19,7 @@ _NOT_FOUND: Final = (
     re.compile(r"'([\w.+-]{1,100})' is not recognized as an internal or external command"),
     re.compile(r"exec: \"([\w.+-]{1,100})\": executable file not found in \$PATH"),
     re.compile(r"\bspawn ([\w.+-]{1,100}) ENOENT\b"),
+    re.compile(r"\b(?:sh|dash|ash): (?:\d+: |line \d+: )?([\w.+-]{1,100}): not found\b"),
 )
 _SHELLS: Final = frozenset({"bash", "sh", "zsh", "dash", "fish", "line"})
 
@@ -44,7 +45,8 @@ def program_paths(program: str) -> tuple[str, ...]:
 def missing_program(error: str | None) -> str | None:
     """Return the program a ``command not found`` error names.
 
-    ``bash: foo: command not found``, ``zsh: command not found: foo``, ``spawn foo ENOENT``...
+    ``bash: foo: command not found``, ``zsh: command not found: foo``, ``spawn foo ENOENT``,
+    dash's ``sh: 1: foo: not found`` (the ``sh`` that runs npm's scripts on Debian)...
     """
     for pattern in _NOT_FOUND:
         for found in pattern.finditer(error or ""):

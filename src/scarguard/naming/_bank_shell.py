@@ -116,6 +116,7 @@ COMMAND_NOT_FOUND = Signature(
     "command_not_found",
     r"\bcommand not found\b|\bis not recognized as an internal or external command\b"
     r"|\bexecutable file not found in \$PATH\b|\bspawn \S+ ENOENT\b"
+    r"|\b(?:sh|dash|ash): (?:\d+: |line \d+: )?[\w.+-]{1,100}: not found\b"
     rf"|{_EXIT}127\b|\bnon-zero exit status 127\b",
     A,
     "Check the program's name, or install it first; use a command that exists in this "
