@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import os
 import shlex
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from scarguard.adapters._shell import SEGMENTS, manifests_for
@@ -63,20 +63,10 @@ def elsewhere_files(call_args: Mapping[str, Any]) -> tuple[str, ...]:
 def _files(command: str) -> tuple[str, ...]:
     if not any(hint in command for hint in _HINTS):
         return ()  # (most commands: no word this reads)
-    inner = _shell_c(command)
-    if inner is not None:  # bash -c "cd sub && make build": the command it runs
-        return _files(inner)
     found: dict[str, None] = {}
-    where = "."
-    for segment in SEGMENTS.split(command):
-        words = _words(segment)
-        if not words:
-            continue
-        if words[0] in _CHDIR:
-            if len(words) != 2 or words[1].startswith(("-", "~", "$")):
-                break  # somewhere this cannot follow
-            where = os.path.normpath(os.path.join(where, words[1]))
-            continue
+    for where, words in _programs(command):
+        if where is None:
+            break  # somewhere this cannot follow
         program = os.path.basename(words[0])
         directory, files = _options(where, words[1:], make=program in _MAKES)
         if program in _MAKES:
@@ -101,17 +91,40 @@ def ran_in(call_args: Mapping[str, Any]) -> str:
 
 @functools.lru_cache(maxsize=512)
 def _where(command: str) -> str:
+    where: str | None = "."
+    for where, _ in _programs(command, chdirs=True):
+        if where is None:
+            return "."  # somewhere this cannot follow: the paths are taken as they are
+    return where or "."
+
+
+def _programs(
+    command: str, *, chdirs: bool = False
+) -> Iterator[tuple[str | None, list[str]]]:
+    """Yield each program a command runs, as its words, with the directory it runs in.
+
+    Through ``bash -c '...'``; ``cd`` and ``pushd`` move the directory (yielded themselves
+    with ``chdirs``, as the directory they lead to). A ``cd`` that cannot be followed yields
+    ``None`` and ends the walk.
+    """
     inner = _shell_c(command)
-    if inner is not None:
-        return _where(inner)
+    if inner is not None:  # bash -c "cd sub && make build": the command it runs
+        yield from _programs(inner, chdirs=chdirs)
+        return
     where = "."
     for segment in SEGMENTS.split(command):
         words = _words(segment)
-        if words and words[0] in _CHDIR:
+        if not words:
+            continue
+        if words[0] in _CHDIR:
             if len(words) != 2 or words[1].startswith(("-", "~", "$")):
-                return "."  # somewhere this cannot follow: the paths are taken as they are
+                yield None, words
+                return
             where = os.path.normpath(os.path.join(where, words[1]))
-    return where
+            if chdirs:
+                yield where, words
+            continue
+        yield where, words
 
 
 def _shell_c(command: str) -> str | None:
