@@ -376,6 +376,9 @@ def test_paths_named_after_a_cd_are_the_folder_s(tmp_path: Path) -> None:
     assert not memory.check("bash", missing).allowed
     (tmp_path / "sub" / "notes").write_text("found\n")
     assert memory.check("bash", missing).allowed
+    pushed = banned(memory, tmp_path, "pushd sub && cat later")
+    (tmp_path / "sub" / "later").write_text("found\n")
+    assert memory.check("bash", pushed).allowed
 
     app = tmp_path / "app"
     (app / "tests").mkdir(parents=True)

@@ -31,8 +31,8 @@ _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash"})
 _DIRECTORY: Final = ("-C", "--directory", "--dir", "--prefix", "--cwd", "--project")
 """A directory option: the short one, then the long ones (see :func:`_options`)."""
 _FILE: Final = ("-f", "--file", "--makefile")
-_HINTS: Final = ("cd", "make", "-C", *_DIRECTORY[1:])
-"""A command without any of these stays in the root (pushd contains cd)."""
+_HINTS: Final = ("cd", "pushd", "make", "-C", *_DIRECTORY[1:])
+"""A command without any of these stays in the root."""
 _CACHED: Final = 1024
 """Commands up to this long have their answer remembered (agents repeat commands)."""
 _READ: Final = 4096
@@ -85,7 +85,7 @@ def ran_in(call_args: Mapping[str, Any]) -> str:
     for key in ("command", "cmd"):
         value = call_args.get(key)
         if isinstance(value, str):
-            return _where(value[:_READ]) if "cd" in value else "."
+            return _where(value[:_READ]) if "cd" in value or "pushd" in value else "."
     return "."
 
 
