@@ -8,6 +8,7 @@ real before and after the change, and checks that a change elsewhere does not li
 
 from __future__ import annotations
 
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -15,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers.engine import memory_in
-from scarguard.learning._directories import elsewhere_files
+from scarguard.learning._directories import _words, elsewhere_files
 from scarguard.learning.observed import dependencies
 from scarguard.model import Call
 
@@ -133,3 +134,30 @@ def test_a_long_command_is_read_from_its_start_only() -> None:
     assert elsewhere_files({"command": "make -C sub && " + "x" * 5000})[:1] == ("sub/GNUmakefile",)
     assert elsewhere_files({"command": "x" * 5000 + tail}) == ()
     assert elsewhere_files({"command": "x" * 900 + tail})[:1] == ("sub/GNUmakefile",)
+
+
+@pytest.mark.parametrize(
+    "segment",
+    [
+        "make -C sub build",
+        "  FOO=1  make   test ",
+        "cd 'my dir'",
+        'cd "a b" ',
+        "cd a\\ b",
+        "make\t-C sub",
+        "echo (x)",
+        "cd src\u00a0x",
+        "echo 'unclosed",
+        "",
+    ],
+)
+def test_words_split_as_shlex_does(segment: str) -> None:
+    """The quick split of a plain segment gives shlex's words; others go through shlex."""
+    try:
+        expected = shlex.split(segment)
+    except ValueError:
+        expected = segment.split()
+    expected = [w.strip("()") for w in expected]
+    while expected and "=" in expected[0] and not expected[0].startswith(("-", "=")):
+        expected.pop(0)
+    assert _words(segment) == [w for w in expected if w]

@@ -23,7 +23,7 @@ from typing import Any, Final
 from scarguard.adapters._shell import SEGMENTS, manifests_for
 from scarguard.learning._make import MAKEFILES
 
-__all__ = ["elsewhere_files", "ran_in"]
+__all__ = ["READ", "elsewhere_files", "program_directory", "programs", "ran_in"]
 
 _MAKES: Final = frozenset({"make", "gmake"})
 _CHDIR: Final = frozenset({"cd", "pushd"})
@@ -33,9 +33,11 @@ _DIRECTORY: Final = ("-C", "--directory", "--dir", "--prefix", "--cwd", "--proje
 _FILE: Final = ("-f", "--file", "--makefile")
 _HINTS: Final = ("cd", "pushd", "make", "-C", *_DIRECTORY[1:])
 """A command without any of these stays in the root."""
+_QUOTING: Final = frozenset("'\"\\")
+"""What shlex reads other than spaces: a segment without any, nor tabs, splits on spaces."""
 _CACHED: Final = 1024
 """Commands up to this long have their answer remembered (agents repeat commands)."""
-_READ: Final = 4096
+READ: Final = 4096
 """How much of a longer command is read (the words are split in Python: bounded work)."""
 
 
@@ -55,7 +57,7 @@ def elsewhere_files(call_args: Mapping[str, Any]) -> tuple[str, ...]:
         if isinstance(value, str):
             if len(value) <= _CACHED:
                 return _files(value)
-            return _files.__wrapped__(value[:_READ])  # (a long command: its start)
+            return _files.__wrapped__(value[:READ])  # (a long command: its start)
     return ()
 
 
@@ -64,11 +66,11 @@ def _files(command: str) -> tuple[str, ...]:
     if not any(hint in command for hint in _HINTS):
         return ()  # (most commands: no word this reads)
     found: dict[str, None] = {}
-    for where, words in _programs(command):
+    for where, words in programs(command):
         if where is None:
             break  # somewhere this cannot follow
         program = os.path.basename(words[0])
-        directory, files = _options(where, words[1:], make=program in _MAKES)
+        directory, files = program_directory(where, words[1:], make=program in _MAKES)
         if program in _MAKES:
             found.update(dict.fromkeys(_makefiles(directory, files)))
         elif directory != ".":
@@ -85,22 +87,20 @@ def ran_in(call_args: Mapping[str, Any]) -> str:
     for key in ("command", "cmd"):
         value = call_args.get(key)
         if isinstance(value, str):
-            return _where(value[:_READ]) if "cd" in value or "pushd" in value else "."
+            return _where(value[:READ]) if "cd" in value or "pushd" in value else "."
     return "."
 
 
 @functools.lru_cache(maxsize=512)
 def _where(command: str) -> str:
     where: str | None = "."
-    for where, _ in _programs(command, chdirs=True):
+    for where, _ in programs(command, chdirs=True):
         if where is None:
             return "."  # somewhere this cannot follow: the paths are taken as they are
     return where or "."
 
 
-def _programs(
-    command: str, *, chdirs: bool = False
-) -> Iterator[tuple[str | None, list[str]]]:
+def programs(command: str, *, chdirs: bool = False) -> Iterator[tuple[str | None, list[str]]]:
     """Yield each program a command runs, as its words, with the directory it runs in.
 
     Through ``bash -c '...'``; ``cd`` and ``pushd`` move the directory (yielded themselves
@@ -109,7 +109,7 @@ def _programs(
     """
     inner = _shell_c(command)
     if inner is not None:  # bash -c "cd sub && make build": the command it runs
-        yield from _programs(inner, chdirs=chdirs)
+        yield from programs(inner, chdirs=chdirs)
         return
     where = "."
     for segment in SEGMENTS.split(command):
@@ -140,17 +140,20 @@ def _shell_c(command: str) -> str | None:
 
 def _words(segment: str) -> list[str]:
     """Return a command's words, its leading variable assignments and brackets left out."""
-    try:
-        words = shlex.split(segment)
-    except ValueError:  # an unclosed quote: as the shell would not run it, split it plainly
-        words = segment.split()
+    if segment.isprintable() and not _QUOTING.intersection(segment):
+        words = [w for w in segment.split(" ") if w]  # (what shlex gives, a tenth the cost)
+    else:
+        try:
+            words = shlex.split(segment)
+        except ValueError:  # an unclosed quote: as the shell would not run it, split it plainly
+            words = segment.split()
     words = [w.strip("()") for w in words]
     while words and "=" in words[0] and not words[0].startswith(("-", "=")):
         words.pop(0)  # FOO=1 make ...
     return [w for w in words if w]
 
 
-def _options(where: str, words: list[str], *, make: bool) -> tuple[str, list[str]]:
+def program_directory(where: str, words: list[str], *, make: bool) -> tuple[str, list[str]]:
     """Return the directory a program runs in after its options, and make's ``-f`` files.
 
     The directory options of the programs agents run: ``make -C``, ``pnpm -C``/``--dir``,
