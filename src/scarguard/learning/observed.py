@@ -34,6 +34,7 @@ from scarguard.errors import ScarguardWarning
 from scarguard.learning._beside import beside_files
 from scarguard.learning._directories import elsewhere_files, ran_in
 from scarguard.learning._imports import SOURCES, imported_files
+from scarguard.learning._inputs import program_inputs
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._missing import missing_paths
 from scarguard.learning._modules import interpreter_site_packages, module_paths
@@ -162,8 +163,10 @@ def with_read_files(
 ) -> tuple[str, ...]:
     """Return ``paths`` and the files the failing command's code may have read.
 
-    The workspace modules its source files import (``learning._imports``), when the
-    observer can read files and list folders; and for a failure with no condition
+    What its programs read without the command naming it (``learning._inputs``: a make
+    goal's prerequisites, a glob's files, a cargo crate...), and the workspace modules its
+    source files import (``learning._imports``), when the observer can read files and list
+    folders; and for a failure with no condition
     (``conditioned`` false), the configuration-like files beside what it ran
     (``learning._beside``). The bound on the number of paths drops these first.
     """
@@ -173,9 +176,11 @@ def with_read_files(
         return paths
     try:
         extra: tuple[str, ...] = ()
-        starts = _sources(paths)
+        inputs = program_inputs(call.args, read, names) if read is not None else ()
+        starts = _sources((*paths, *inputs)) if inputs else _sources(paths)
         if read is not None and starts:
             extra = imported_files(starts, read, names, ran_in(call.args))
+        extra = inputs + extra
         if not conditioned:
             extra += beside_files(command_files(call.args), names)
     except Exception:  # an observer's read or listing failed: watching less only lifts less

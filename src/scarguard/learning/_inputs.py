@@ -1,0 +1,293 @@
+"""The files a failing command's programs read without naming them.
+
+A failure depends on what its programs read. The command names some of it (``pytest
+tests/test_a.py``), the error text some more; the rest is read through the program's own
+knowledge, and a fix there, by hand or by a tool the memory does not guard, left the call
+refused:
+
+- ``make test``: the prerequisites of the goals, through the Makefile's rules (``calc.c``
+  for a ``calc_test: calc.c test.c`` rule the ``test`` rule runs);
+- ``javac *.java``, ``cc src/*.c``: the files a glob expands to, and its folder (a new file
+  matches too);
+- ``cargo test``: the crate (``src/lib.rs``, ``src/main.rs``, ``src/bin``, ``tests``,
+  ``build.rs``), whose modules the import walk follows;
+- ``go test ./...``: the ``.go`` files of the packages named (``./...``: the folder's and
+  those of its folders, one level down);
+- ``bash check.sh``: the files the script sources (``. ./lib.sh``, ``source lib.sh``);
+- ``test -d build``, ``[ -f out.txt ]``: the path tested;
+- ``grep -r TODO src``, ``rg TODO src``: the files under the folders searched (two levels).
+
+Paths are relative to the root; all work is bounded (a few listings and reads, at most
+:data:`_MAX` paths), and what cannot be followed (a variable, a ``cd`` to somewhere unknown)
+is left out: watching less only lifts less.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import itertools
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Final
+
+from scarguard.learning._directories import READ, program_directory, programs
+from scarguard.learning._make import make_reach
+
+__all__ = ["program_inputs"]
+
+Read = Callable[[str], str | None]
+Names = Callable[[str], frozenset[str] | None]
+
+_MAX: Final = 32
+"""At most this many paths per failure."""
+_PER_FOLDER: Final = 24
+"""At most this many files taken from one folder (a glob's, a package's, a search's)."""
+_LISTED: Final = 1000
+"""A folder with more names than this is not looked into."""
+_KEYWORDS: Final = frozenset({"if", "then", "elif", "else", "while", "until", "do", "!", "time"})
+"""Words of the shell's own before a program (``if [ -d build ]; then``)."""
+_MAKES: Final = frozenset({"make", "gmake"})
+_MAKEFILES: Final = ("GNUmakefile", "makefile", "Makefile")
+"""The makefiles GNU make looks for, in its order."""
+_MAKE_VALUED: Final = frozenset(
+    {"-C", "-f", "-I", "-o", "-W", "--directory", "--file", "--makefile", "--include-dir",
+     "--old-file", "--what-if"}
+)  # fmt: skip
+"""make's options whose value is the next word."""
+_CARGO_BUILDS: Final = frozenset(
+    {"build", "b", "test", "t", "run", "r", "check", "c", "clippy", "bench", "doc", "nextest"}
+)
+_GO_BUILDS: Final = frozenset({"build", "test", "run", "vet", "install", "generate"})
+_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "source", "."})
+_SOURCED: Final = re.compile(r"^[ \t]*(?:source|\.)[ \t]+([\w./@+-]+)[ \t]*(?:[;#&|]|$)", re.M)
+_TESTS: Final = frozenset({"test", "[", "[["})
+_FILE_TESTS: Final = frozenset(
+    {"-e", "-f", "-d", "-s", "-r", "-w", "-x", "-L", "-h", "-p", "-S", "-b", "-c", "-g", "-u",
+     "-k", "-O", "-G", "-N"}
+)  # fmt: skip
+_SEARCHES: Final = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack"})
+_RECURSIVE: Final = re.compile(r"^-[a-zA-Z]*[rR][a-zA-Z]*$|^--recursive$|^--dereference-recursive$")
+_GLOB: Final = re.compile(r"[*?[]")
+
+
+def program_inputs(call_args: Mapping[str, Any], read: Read, names: Names) -> tuple[str, ...]:
+    """Return the files a command's programs read that neither it nor its error names.
+
+    Args:
+        call_args: The call's arguments; the command is its ``command`` (or ``cmd``) text.
+        read: Returns a file's text, relative to the root (``None`` when it cannot be read).
+        names: Lists a folder relative to the root (``None`` when it cannot be listed).
+
+    Returns:
+        Up to 32 paths relative to the root (or absolute, where the command names an
+        absolute directory), in the order the programs run.
+    """
+    command = _command(call_args)
+    if command is None:
+        return ()
+    found: dict[str, None] = {}
+    for where, words in programs(command):
+        if where is None:
+            break  # somewhere this cannot follow
+        while words and words[0] in _KEYWORDS:
+            words = words[1:]
+        if not words:
+            continue
+        for path in _read_by(where, words, read, names):
+            found[os.path.normpath(path)] = None
+            if len(found) >= _MAX:
+                return tuple(found)
+    return tuple(found)
+
+
+def _command(call_args: Mapping[str, Any]) -> str | None:
+    for key in ("command", "cmd"):
+        value = call_args.get(key)
+        if isinstance(value, str):
+            return value[:READ]
+    return None
+
+
+def _read_by(where: str, words: list[str], read: Read, names: Names) -> Iterator[str]:
+    """Yield what one program (its words, run in ``where``) reads without naming it."""
+    program = os.path.basename(words[0])
+    for word in words[1:]:
+        if _GLOB.search(word) and "$" not in word and not word.startswith("-"):
+            yield from _globbed(where, word, names)
+    if program in _MAKES:
+        yield from _make_inputs(where, words, read, names)
+    elif program == "cargo" and len(words) > 1 and words[1] in _CARGO_BUILDS:
+        yield from _crate(where, names)
+    elif program == "go" and len(words) > 1 and words[1] in _GO_BUILDS:
+        yield from _packages(where, words[2:], names)
+    elif program in _TESTS:
+        yield from _tested(where, words)
+    elif program in _SEARCHES:
+        yield from _searched(where, words, names, always=program in ("rg", "ag", "ack"))
+    if program in _SHELLS or program.endswith((".sh", ".bash")):
+        yield from _sourced(where, program, words, read)
+
+
+def _joined(where: str, name: str) -> str:
+    return name if where == "." or os.path.isabs(name) else os.path.join(where, name)
+
+
+def _listing(names: Names, folder: str) -> frozenset[str] | None:
+    listing = names(folder)
+    return None if listing is None or len(listing) > _LISTED else listing
+
+
+def _globbed(where: str, word: str, names: Names) -> Iterator[str]:
+    """The folder of a glob (``src/*.c``) and the names it matches there."""
+    folder, pattern = os.path.split(word)
+    if not pattern or _GLOB.search(folder):
+        return  # (a glob in a folder's name: not followed)
+    folder = _joined(where, folder or ".")
+    listing = _listing(names, folder)
+    if listing is None:
+        return
+    yield folder
+    hidden = pattern.startswith(".")
+    matched = sorted(n for n in listing if fnmatch.fnmatchcase(n, pattern))
+    for name in [n for n in matched if hidden or not n.startswith(".")][:_PER_FOLDER]:
+        yield _joined(folder, name)
+
+
+def _make_inputs(where: str, words: list[str], read: Read, names: Names) -> Iterator[str]:
+    """The prerequisites of a ``make``'s goals, as its makefile's rules reach them."""
+    directory, files = program_directory(where, words[1:], make=True)
+    text = None
+    for name in files or _MAKEFILES:  # (-f files are read in the -C directory, as make does)
+        text = read(_joined(directory, name))
+        if text is not None:
+            break
+    if text is None:
+        return
+    goals = _make_goals(words[1:]) or _default_goal(text)
+    if not goals:
+        return
+    _, reached = make_reach(text, goals)
+    for name in reached:
+        if "$" not in name and "%" not in name and name not in goals:
+            yield _joined(directory, name)
+
+
+def _make_goals(words: list[str]) -> list[str]:
+    goals, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _MAKE_VALUED:
+            skip = True
+        elif word in ("-j", "-l"):
+            continue  # (a number after it is make's, not a goal: it names no rule anyway)
+        elif not word.startswith("-") and "=" not in word:
+            goals.append(word)
+    return goals
+
+
+_FIRST_RULE: Final = re.compile(r"^([A-Za-z0-9_/][^\s:=#]*)[^:=#\n]*::?(?![=:])", re.M)
+
+
+def _default_goal(text: str) -> list[str]:
+    """Make's default goal: the first rule's first target that is not special."""
+    found = _FIRST_RULE.search(text)
+    return [] if found is None or "%" in found.group(1) else [found.group(1)]
+
+
+def _crate(where: str, names: Names) -> Iterator[str]:
+    """A cargo package's crate roots, binaries, integration tests and build script."""
+    root = _listing(names, where) or frozenset()
+    if "build.rs" in root:
+        yield _joined(where, "build.rs")
+    src = _joined(where, "src")
+    listing = _listing(names, src) if "src" in root else None
+    for name in ("lib.rs", "main.rs"):
+        if listing is not None and name in listing:
+            yield _joined(src, name)
+    for folder in ((src, "bin"), (where, "tests")):
+        inside = _joined(*folder)
+        rust = sorted(n for n in (_listing(names, inside) or ()) if n.endswith(".rs"))
+        for name in rust[:_PER_FOLDER]:
+            yield _joined(inside, name)
+
+
+def _packages(where: str, words: list[str], names: Names) -> Iterator[str]:
+    """The ``.go`` files of the packages a ``go`` command names (none: the folder's)."""
+    patterns = [w for w in words if not w.startswith("-")] or ["."]
+    for pattern in patterns[:4]:
+        if pattern.endswith(".go"):
+            continue  # (a file: the command names it)
+        deep = pattern.endswith("/...")
+        folder = _joined(where, pattern[: -len("/...")] if deep else pattern)
+        listing = _listing(names, folder)
+        if listing is None:
+            continue
+        yield from _go_files(folder, listing)
+        if deep:
+            for sub in sorted(n for n in listing if "." not in n)[:_PER_FOLDER]:
+                inner = _joined(folder, sub)
+                yield from _go_files(inner, _listing(names, inner) or frozenset())
+
+
+def _go_files(folder: str, listing: frozenset[str]) -> Iterator[str]:
+    for name in sorted(n for n in listing if n.endswith(".go"))[:_PER_FOLDER]:
+        yield _joined(folder, name)
+
+
+def _tested(where: str, words: list[str]) -> Iterator[str]:
+    """The paths ``test -f out.txt`` and ``[ -d build ]`` test."""
+    for option, operand in itertools.pairwise(words):
+        if option in _FILE_TESTS and operand not in ("]", "]]") and "$" not in operand:
+            yield _joined(where, operand)
+
+
+def _searched(where: str, words: list[str], names: Names, *, always: bool) -> Iterator[str]:
+    """The files under the folders a recursive search looks in, two levels down."""
+    options = [w for w in words[1:] if w.startswith("-")]
+    if not always and not any(_RECURSIVE.match(w) for w in options):
+        return
+    operands = [w for w in words[1:] if not w.startswith("-")]
+    pattern_given = any(w in ("-e", "--regexp", "-f", "--file") for w in options)
+    for operand in operands[0 if pattern_given else 1 :][:4]:
+        if "$" in operand or _GLOB.search(operand):
+            continue
+        yield from _under(_joined(where, operand), names)
+
+
+def _under(folder: str, names: Names) -> Iterator[str]:
+    """A folder, its files and folders, and theirs (a file added to any of them lifts too)."""
+    listing = _listing(names, folder)
+    if listing is None:
+        return
+    yield folder
+    taken = 0
+    for name in sorted(n for n in listing if not n.startswith(".")):
+        path = _joined(folder, name)
+        inner = _listing(names, path) if "." not in name else None
+        inside = sorted(_joined(path, n) for n in inner or () if not n.startswith("."))
+        for found in (path, *inside):
+            yield found
+            taken += 1
+            if taken >= _PER_FOLDER:
+                return
+
+
+def _sourced(where: str, program: str, words: list[str], read: Read) -> Iterator[str]:
+    """The files a shell script sources (``. ./lib.sh``), one level of them deep too."""
+    scripts = [w for w in words[1 if program in _SHELLS else 0 :] if not w.startswith("-")]
+    if program in ("source", "."):
+        scripts = scripts[:1]
+    else:
+        scripts = [s for s in scripts[:1] if s.endswith((".sh", ".bash")) or "/" in s]
+    todo = [_joined(where, s) for s in scripts]
+    for _ in range(2):
+        following = []
+        for script in todo:
+            text = read(script)
+            for name in _SOURCED.findall(text[:65536] if text else ""):
+                path = _joined(where, name)
+                following.append(path)
+                yield path
+        todo = following[:8]

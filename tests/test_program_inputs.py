@@ -1,0 +1,176 @@
+"""A fix by hand to what a failing command's programs read lifts its ban (real tools).
+
+``make test`` reads ``calc.c`` through its Makefile's rules, ``javac *.java`` the files its
+glob expands to, ``cargo test`` the crate, ``bash check.sh`` what the script sources,
+``test -d build`` the path it tests, ``grep -r TODO src`` the files under ``src``. None of
+them is named by the command or its error, so a fix there, made by a person or by a tool the
+memory does not guard, left the call refused although it would now succeed. Each case runs
+the real command before and after the repair, and checks that a change which cannot help
+does not lift the ban.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from helpers.engine import memory_in
+from scarguard.learning._inputs import program_inputs
+from scarguard.observe import LocalObserver
+from test_repairs_outside import banned, sh
+
+C_TEST = (
+    "printf 'int add(int a, int b) { return a - b; }\\n' > calc.c && "
+    "printf '#include <assert.h>\\nint add(int, int);\\n"
+    "int main(void) { assert(add(2, 2) == 4); return 0; }\\n' > test.c && "
+    "printf 'test: calc_test\\n\\t./calc_test\\ncalc_test: calc.c test.c\\n"
+    "\\tcc -o calc_test calc.c test.c\\n' > Makefile && echo notes > README.md"
+)
+C_LINK = (
+    "printf 'int sub(int a, int b) { return a - b; }\\n' > calc.c && "
+    "printf 'int add(int, int);\\nint main(void) { return add(1, 1) - 2; }\\n' > main.c && "
+    "printf 'app: main.o calc.o\\n\\tcc -o app main.o calc.o\\n"
+    "main.o: main.c\\ncalc.o: calc.c\\n' > Makefile && echo notes > README.md"
+)
+JAVA = (
+    "printf 'class Calc { static int add(int a, int b) { return a - b; } }\\n' > Calc.java && "
+    "printf 'class CalcTest { public static void main(String[] a) {"
+    ' if (Calc.add(2, 2) != 4) throw new AssertionError("add"); } }\\n\' > CalcTest.java'
+    " && echo notes > README.md"
+)
+CASES = [
+    # (needs, the world, the failing command, the repair by hand)
+    ("make", C_TEST, "make test", "sed -i 's/a - b/a + b/' calc.c"),
+    ("make", C_TEST, "make", "sed -i 's/a - b/a + b/' calc.c"),  # the default goal
+    ("make", C_LINK, "make app", "echo 'int add(int a, int b) { return a + b; }' >> calc.c"),
+    (
+        "javac",
+        JAVA,
+        "javac -d out *.java && java -ea -cp out CalcTest",
+        "sed -i 's/a - b/a + b/' Calc.java",
+    ),
+    (
+        "bash",
+        "printf 'ok() { return 1; }\\n' > lib.sh && printf '. ./lib.sh\\nok\\n' > check.sh"
+        " && echo notes > README.md",
+        "bash check.sh",
+        "printf 'ok() { return 0; }\\n' > lib.sh",
+    ),
+    ("bash", "echo notes > README.md", "test -d build", "mkdir build"),
+    ("bash", "echo notes > README.md", "[ -f out/report ]", "mkdir out && touch out/report"),
+    (
+        "grep",
+        "mkdir src && echo 'x = 1' > src/a.py && echo notes > README.md",
+        "grep -rn TODO src",
+        "echo '# TODO' >> src/a.py",
+    ),
+    (
+        "grep",
+        "mkdir src && echo 'x = 1' > src/a.py && echo notes > README.md",
+        "grep -rn TODO src",
+        "echo '# TODO' > src/b.py",  # a new file under the folder searched
+    ),
+]
+
+
+@pytest.mark.parametrize(("needs", "world", "command", "repair"), CASES)
+def test_a_fix_by_hand_to_what_the_program_reads_lifts_the_ban(
+    tmp_path: Path, needs: str, world: str, command: str, repair: str
+) -> None:
+    """The file the program reads through its own knowledge is watched, nothing else."""
+    if shutil.which(needs) is None:
+        pytest.skip(f"needs {needs}")
+    assert sh(tmp_path, world).returncode == 0
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    sh(tmp_path, "echo more notes >> README.md")  # a change the program does not read
+    assert not memory.check("bash", args).allowed
+    assert sh(tmp_path, repair).returncode == 0
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("cargo") is None, reason="needs cargo")
+def test_a_fix_by_hand_to_the_crate_lifts_cargo_test(tmp_path: Path) -> None:
+    """``cargo test`` reads its crate: a fix to ``src/lib.rs`` (same size) lifts the ban."""
+    world = (
+        "cargo init -q --lib --name calc --vcs none . && printf 'pub fn add(a: i32, b: i32)"
+        " -> i32 { a - b }\\n#[cfg(test)]\\nmod t { #[test] fn a() { assert_eq!(super::add(2,"
+        " 2), 4); } }\\n' > src/lib.rs && echo notes > README.md"
+    )
+    assert sh(tmp_path, world).returncode == 0
+    memory = memory_in(tmp_path)
+    command = "cargo test -q --offline"
+    args = banned(memory, tmp_path, command)
+    sh(tmp_path, "echo more notes >> README.md")
+    assert not memory.check("bash", args).allowed
+    assert sh(tmp_path, "sed -i 's/a - b/a + b/' src/lib.rs").returncode == 0
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
+def inputs(root: Path, command: str) -> tuple[str, ...]:
+    observer = LocalObserver(root)
+    return program_inputs({"command": command}, observer.read, observer.names)
+
+
+def test_make_reads_the_prerequisites_its_goals_reach(tmp_path: Path) -> None:
+    """Through the rules, in the -C directory, with -f files; not rules the goal never reaches."""
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "Makefile").write_text(
+        "all: app\napp: main.o util.o\n\tcc -o app main.o util.o\nmain.o: main.c main.h\n"
+        "util.o: util.c\ndocs: guide.md\nclean:\n\trm -f app *.o\n"
+    )
+    (tmp_path / "sub" / "build.mk").write_text("lib: lib.c $(EXTRA)\n")
+    assert set(inputs(tmp_path, "make app")) == {"main.o", "util.o", "main.c", "main.h", "util.c"}
+    assert "guide.md" not in inputs(tmp_path, "make")  # the default goal, all, reaches no docs
+    assert "main.c" in inputs(tmp_path, "make")
+    assert inputs(tmp_path, "make -j 4 docs") == ("guide.md",)
+    assert inputs(tmp_path, "make -C sub -f build.mk lib") == ("sub/lib.c",)
+    assert inputs(tmp_path, "cd sub && make -f build.mk") == ("sub/lib.c",)
+    assert inputs(tmp_path, "make -C missing") == ()
+
+
+def test_a_glob_gives_its_folder_and_the_files_it_matches(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    for name in ("a.c", "b.c", "b.h", ".hidden.c"):
+        (tmp_path / "src" / name).write_text("")
+    assert inputs(tmp_path, "cc -o app src/*.c") == ("src", "src/a.c", "src/b.c")
+    assert inputs(tmp_path, "cd src && cc *.[ch]") == ("src", "src/a.c", "src/b.c", "src/b.h")
+    assert inputs(tmp_path, "cc $SRC/*.c") == ()  # a variable: not followed
+    assert inputs(tmp_path, "cc */*.c") == ()  # a glob in a folder's name: not followed
+
+
+def test_go_reads_the_files_of_the_packages_it_names(tmp_path: Path) -> None:
+    (tmp_path / "go.mod").write_text("module m\n")
+    (tmp_path / "main.go").write_text("package main\n")
+    (tmp_path / "calc").mkdir()
+    (tmp_path / "calc" / "calc.go").write_text("package calc\n")
+    (tmp_path / "calc" / "README").write_text("")
+    assert inputs(tmp_path, "go test ./...") == ("main.go", "calc/calc.go")
+    assert inputs(tmp_path, "go build") == ("main.go",)
+    assert inputs(tmp_path, "go test ./calc") == ("calc/calc.go",)
+    assert inputs(tmp_path, "go version") == ()
+
+
+def test_a_script_s_sourced_files_two_levels_deep(tmp_path: Path) -> None:
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "run.sh").write_text('#!/bin/sh\n. ./lib/env.sh\nsource "$HOME/x"\nmain\n')
+    (tmp_path / "lib" / "env.sh").write_text("  source lib/more.sh  # and more\n")
+    assert inputs(tmp_path, "bash run.sh") == ("lib/env.sh", "lib/more.sh")
+    assert inputs(tmp_path, "./run.sh") == ("lib/env.sh", "lib/more.sh")
+    assert inputs(tmp_path, "source run.sh") == ("lib/env.sh", "lib/more.sh")
+    assert inputs(tmp_path, "cat run.sh") == ()
+
+
+def test_tests_and_searches(tmp_path: Path) -> None:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "a.py").write_text("")
+    (tmp_path / "src" / "pkg" / "b.py").write_text("")
+    assert inputs(tmp_path, "if [ -d build ]; then echo yes; fi") == ("build",)
+    assert inputs(tmp_path, "test -n x") == ()  # not a test of a file
+    assert inputs(tmp_path, "grep -rn TODO src") == ("src", "src/a.py", "src/pkg", "src/pkg/b.py")
+    assert inputs(tmp_path, "rg -e TODO src/pkg") == ("src/pkg", "src/pkg/b.py")
+    assert inputs(tmp_path, "grep TODO src/a.py") == ()  # not recursive: the command names it
