@@ -18,6 +18,7 @@ import pytest
 
 from helpers.engine import memory_in
 from scarguard.learning._inputs import program_inputs
+from scarguard.learning._prerequisites import prerequisites
 from scarguard.observe import LocalObserver
 from test_repairs_outside import banned, sh
 
@@ -40,10 +41,19 @@ JAVA = (
     ' if (Calc.add(2, 2) != 4) throw new AssertionError("add"); } }\\n\' > CalcTest.java'
     " && echo notes > README.md"
 )
+C_RULE = "calc_test: calc.c test.c\\n\\tcc -o calc_test calc.c test.c"
+C_VARIABLES = C_TEST.replace(
+    "test: calc_test", "SRCS = calc.c test.c\\nOBJS = $(SRCS:.c=.o)\\ntest: calc_test"
+).replace(C_RULE, "calc_test: $(OBJS)\\n\\t$(CC) -o $@ $^")
+C_WILDCARD = C_VARIABLES.replace("SRCS = calc.c test.c", "SRCS := $(wildcard *.c)")
+C_BUILT_IN = C_TEST.replace(C_RULE, "calc_test: calc.o test.o\\n\\tcc -o $@ $^")
 CASES = [
     # (needs, the world, the failing command, the repair by hand)
     ("make", C_TEST, "make test", "sed -i 's/a - b/a + b/' calc.c"),
     ("make", C_TEST, "make", "sed -i 's/a - b/a + b/' calc.c"),  # the default goal
+    ("make", C_VARIABLES, "make test", "sed -i 's/a - b/a + b/' calc.c"),
+    ("make", C_WILDCARD, "make test", "sed -i 's/a - b/a + b/' calc.c"),
+    ("make", C_BUILT_IN, "make test", "sed -i 's/a - b/a + b/' calc.c"),
     ("make", C_LINK, "make app", "echo 'int add(int a, int b) { return a + b; }' >> calc.c"),
     (
         "javac",
@@ -174,3 +184,29 @@ def test_tests_and_searches(tmp_path: Path) -> None:
     assert inputs(tmp_path, "grep -rn TODO src") == ("src", "src/a.py", "src/pkg", "src/pkg/b.py")
     assert inputs(tmp_path, "rg -e TODO src/pkg") == ("src/pkg", "src/pkg/b.py")
     assert inputs(tmp_path, "grep TODO src/a.py") == ()  # not recursive: the command names it
+
+
+def test_a_makefile_is_read_with_its_variables_patterns_and_built_in_rules(
+    tmp_path: Path,
+) -> None:
+    """What make would make the goal from, as far as a reader of the text can tell."""
+    for name in ("main.c", "util.c", "extra.c", "notes.txt", "gen.y"):
+        (tmp_path / name).write_text("")
+    text = (
+        ".PHONY: all clean\n"
+        "include config.mk\n-include $(DEPS)\nDEPS = deps.mk\n"
+        "SRCS := $(wildcard *.c)\nOBJS = $(SRCS:.c=.o) gen.o\nOBJS += $(EXTRA)\n"
+        "EXTRA ?= lib/x.o\nCFLAGS = $(shell pkg-config --cflags x)\n"
+        "all: app  # the default goal\n"
+        "app: $(OBJS) | out\n\t$(CC) -o $@ $^\n"
+        "lib/%.o: lib/%.cpp \\\n  lib/common.h\n"
+        "docs: guide.md\n"
+    )
+    found, included = prerequisites(text, [], LocalObserver(tmp_path).names)
+    assert found == [
+        "app", "extra.o", "main.o", "util.o", "gen.o", "lib/x.o", "out",
+        "extra.c", "main.c", "util.c", "gen.y", "lib/x.cpp", "lib/common.h",
+    ]  # fmt: skip
+    assert included == ["config.mk"]  # ($(DEPS) is set after the include: empty there)
+    assert prerequisites(text, ["docs"], LocalObserver(tmp_path).names)[0] == ["guide.md"]
+    assert prerequisites("x = $(y\n", ["a"], LocalObserver(tmp_path).names) == ([], [])

@@ -5,8 +5,8 @@ tests/test_a.py``), the error text some more; the rest is read through the progr
 knowledge, and a fix there, by hand or by a tool the memory does not guard, left the call
 refused:
 
-- ``make test``: the prerequisites of the goals, through the Makefile's rules (``calc.c``
-  for a ``calc_test: calc.c test.c`` rule the ``test`` rule runs);
+- ``make test``: the prerequisites of the goals, through the Makefile's rules, variables
+  and wildcards (``learning._prerequisites``), and the makefiles it includes;
 - ``javac *.java``, ``cc src/*.c``: the files a glob expands to, and its folder (a new file
   matches too);
 - ``cargo test``: the crate (``src/lib.rs``, ``src/main.rs``, ``src/bin``, ``tests``,
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from scarguard.learning._directories import READ, program_directory, programs
-from scarguard.learning._make import make_reach
+from scarguard.learning._prerequisites import prerequisites
 
 __all__ = ["program_inputs"]
 
@@ -164,12 +164,9 @@ def _make_inputs(where: str, words: list[str], read: Read, names: Names) -> Iter
             break
     if text is None:
         return
-    goals = _make_goals(words[1:]) or _default_goal(text)
-    if not goals:
-        return
-    _, reached = make_reach(text, goals)
-    for name in reached:
-        if "$" not in name and "%" not in name and name not in goals:
+    found, included = prerequisites(text, _make_goals(words[1:]), names, directory)
+    for name in (*included, *found):
+        if "$" not in name and "%" not in name:
             yield _joined(directory, name)
 
 
@@ -185,15 +182,6 @@ def _make_goals(words: list[str]) -> list[str]:
         elif not word.startswith("-") and "=" not in word:
             goals.append(word)
     return goals
-
-
-_FIRST_RULE: Final = re.compile(r"^([A-Za-z0-9_/][^\s:=#]*)[^:=#\n]*::?(?![=:])", re.M)
-
-
-def _default_goal(text: str) -> list[str]:
-    """Make's default goal: the first rule's first target that is not special."""
-    found = _FIRST_RULE.search(text)
-    return [] if found is None or "%" in found.group(1) else [found.group(1)]
 
 
 def _crate(where: str, names: Names) -> Iterator[str]:
