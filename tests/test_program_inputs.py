@@ -68,6 +68,29 @@ CASES = [
         "bash check.sh",
         "printf 'ok() { return 0; }\\n' > lib.sh",
     ),
+    (
+        "bash",
+        "printf '#!/bin/sh\\n./step.sh  # the step\\n' > run.sh && printf '#!/bin/sh\\nexit 1\\n'"
+        " > step.sh && chmod +x run.sh step.sh && echo notes > README.md",
+        "./run.sh",
+        "printf '#!/bin/sh\\nexit 0\\n' > step.sh",
+    ),
+    (
+        "python3",
+        "mkdir inbox && printf 'import os\\nassert os.listdir(\"inbox\"), \"empty\"\\n' > check.py"
+        " && echo notes > README.md",
+        "python3 check.py",
+        "touch inbox/mail",
+    ),
+    (
+        "npm",
+        "printf '{\"name\": \"a\", \"scripts\": {\"test\": \"node test.js\"}}' > package.json"
+        " && printf 'const { add } = require(\"./lib/calc\");\\nif (add(1, 2) !== 3)"
+        " process.exit(1);\\n' > test.js && mkdir lib && printf 'exports.add = (a, b) => a - b;"
+        "\\n' > lib/calc.js && echo notes > README.md",
+        "npm test",
+        "sed -i 's/a - b/a + b/' lib/calc.js",
+    ),
     ("bash", "echo notes > README.md", "test -d build", "mkdir build"),
     ("bash", "echo notes > README.md", "[ -f out/report ]", "mkdir out && touch out/report"),
     (
@@ -165,14 +188,37 @@ def test_go_reads_the_files_of_the_packages_it_names(tmp_path: Path) -> None:
     assert inputs(tmp_path, "go version") == ()
 
 
-def test_a_script_s_sourced_files_two_levels_deep(tmp_path: Path) -> None:
+def test_a_script_s_named_files_two_levels_deep(tmp_path: Path) -> None:
+    """A shell script's file-like words, and those of the shell scripts it names."""
     (tmp_path / "lib").mkdir()
     (tmp_path / "run.sh").write_text('#!/bin/sh\n. ./lib/env.sh\nsource "$HOME/x"\nmain\n')
     (tmp_path / "lib" / "env.sh").write_text("  source lib/more.sh  # and more\n")
     assert inputs(tmp_path, "bash run.sh") == ("lib/env.sh", "lib/more.sh")
     assert inputs(tmp_path, "./run.sh") == ("lib/env.sh", "lib/more.sh")
     assert inputs(tmp_path, "source run.sh") == ("lib/env.sh", "lib/more.sh")
-    assert inputs(tmp_path, "cat run.sh") == ()
+    assert inputs(tmp_path, "cat run.sh") == ()  # read, not run
+    (tmp_path / "app.py").write_text(
+        "import os, sys\nCONFIG = 'conf/app.toml'\nos.listdir('lib')\nprint('hello', \"x\")\n"
+        "open(f'{sys.argv[1]}.csv')\nopen('../secret.txt')\n"
+    )
+    assert inputs(tmp_path, "python3.12 app.py") == ("conf/app.toml", "lib")
+    assert inputs(tmp_path, "cd lib && python3 ../app.py") == ("lib/conf/app.toml",)  # no lib/lib
+
+
+def test_a_package_script_is_read_as_the_command_it_runs(tmp_path: Path) -> None:
+    (tmp_path / "web").mkdir()
+    (tmp_path / "web" / "package.json").write_text(
+        '{"scripts": {"test": "node tests/run.js", "build": "make -C native", "lint": "eslint"}}'
+    )
+    (tmp_path / "web" / "native").mkdir()
+    (tmp_path / "web" / "native" / "Makefile").write_text("all: lib.c\n")
+    assert inputs(tmp_path, "npm --prefix web test") == ("web/tests/run.js",)
+    assert inputs(tmp_path, "cd web && npm run build") == ("web/native/lib.c",)
+    assert inputs(tmp_path, "cd web && yarn build") == ("web/native/lib.c",)
+    assert inputs(tmp_path, "cd web && npm install") == ()
+    assert inputs(tmp_path, "cd web && pnpm run missing") == ()
+    (tmp_path / "web" / "package.json").write_text("{not json")
+    assert inputs(tmp_path, "cd web && npm test") == ()
 
 
 def test_tests_and_searches(tmp_path: Path) -> None:

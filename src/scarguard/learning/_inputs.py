@@ -13,7 +13,8 @@ refused:
   ``build.rs``), whose modules the import walk follows;
 - ``go test ./...``: the ``.go`` files of the packages named (``./...``: the folder's and
   those of its folders, one level down);
-- ``bash check.sh``: the files the script sources (``. ./lib.sh``, ``source lib.sh``);
+- ``bash check.sh``, ``python3 check.py``, ``npm test``: what the script names, or the
+  ``package.json`` script runs (``learning._scripts``);
 - ``test -d build``, ``[ -f out.txt ]``: the path tested;
 - ``grep -r TODO src``, ``rg TODO src``: the files under the folders searched (two levels).
 
@@ -31,8 +32,10 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
+from scarguard.adapters._shell import command_files
 from scarguard.learning._directories import READ, program_directory, programs
 from scarguard.learning._prerequisites import prerequisites
+from scarguard.learning._scripts import package_script, script_names
 
 __all__ = ["program_inputs"]
 
@@ -59,8 +62,15 @@ _CARGO_BUILDS: Final = frozenset(
     {"build", "b", "test", "t", "run", "r", "check", "c", "clippy", "bench", "doc", "nextest"}
 )
 _GO_BUILDS: Final = frozenset({"build", "test", "run", "vet", "install", "generate"})
-_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "source", "."})
-_SOURCED: Final = re.compile(r"^[ \t]*(?:source|\.)[ \t]+([\w./@+-]+)[ \t]*(?:[;#&|]|$)", re.M)
+_PACKAGE_MANAGERS: Final = frozenset({"npm", "yarn", "pnpm", "bun"})
+_SOURCING: Final = frozenset({"source", "."})
+_SCRIPTS: Final = (".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".rb", ".pl",
+                   ".php", ".lua")  # fmt: skip
+"""What the scripts whose text is read end with (``learning._scripts``)."""
+_INTERPRETER: Final = re.compile(
+    r"^(?:python|pypy|node|deno|bun|tsx|ts-node|ruby|perl|php|lua|sh|bash|zsh|dash)[\d.]*$"
+)
+"""A program that runs the script it is given (``python3.12 app.py``, ``bash run.sh``)."""
 _TESTS: Final = frozenset({"test", "[", "[["})
 _FILE_TESTS: Final = frozenset(
     {"-e", "-f", "-d", "-s", "-r", "-w", "-x", "-L", "-h", "-p", "-S", "-b", "-c", "-g", "-u",
@@ -87,18 +97,33 @@ def program_inputs(call_args: Mapping[str, Any], read: Read, names: Names) -> tu
     if command is None:
         return ()
     found: dict[str, None] = {}
+    for path in _of_command(command, ".", read, names, scripts=True):
+        found[os.path.normpath(path)] = None
+        if len(found) >= _MAX:
+            break
+    return tuple(found)
+
+
+def _of_command(
+    command: str, start: str, read: Read, names: Names, *, scripts: bool
+) -> Iterator[str]:
+    """What the programs of ``command``, run in ``start``, read (``scripts``: and npm's)."""
     for where, words in programs(command):
         if where is None:
-            break  # somewhere this cannot follow
+            return  # somewhere this cannot follow
         while words and words[0] in _KEYWORDS:
             words = words[1:]
         if not words:
             continue
-        for path in _read_by(where, words, read, names):
-            found[os.path.normpath(path)] = None
-            if len(found) >= _MAX:
-                return tuple(found)
-    return tuple(found)
+        where = os.path.normpath(_joined(start, where))
+        yield from _read_by(where, words, read, names)
+        if not scripts or os.path.basename(words[0]) not in _PACKAGE_MANAGERS:
+            continue
+        package, _ = program_directory(where, words[1:], make=False)
+        script = package_script(package, words, read)
+        if script is not None:  # npm test: its script's command, run in the package folder
+            yield from (_joined(package, f) for f in command_files({"command": script}))
+            yield from _of_command(script, package, read, names, scripts=False)
 
 
 def _command(call_args: Mapping[str, Any]) -> str | None:
@@ -125,8 +150,15 @@ def _read_by(where: str, words: list[str], read: Read, names: Names) -> Iterator
         yield from _tested(where, words)
     elif program in _SEARCHES:
         yield from _searched(where, words, names, always=program in ("rg", "ag", "ack"))
-    if program in _SHELLS or program.endswith((".sh", ".bash")):
-        yield from _sourced(where, program, words, read)
+    if program in _SOURCING:
+        named = words[1:2]
+    elif _INTERPRETER.match(program):
+        named = [w for w in words[1:] if w.endswith(_SCRIPTS)]
+    else:
+        named = [words[0]] if words[0].endswith(_SCRIPTS) else []  # ./run.sh
+    for script in named[:2]:
+        if "$" not in script and not os.path.isabs(script):
+            yield from script_names(where, _joined(where, script), read, names)
 
 
 def _joined(where: str, name: str) -> str:
@@ -260,22 +292,3 @@ def _under(folder: str, names: Names) -> Iterator[str]:
             taken += 1
             if taken >= _PER_FOLDER:
                 return
-
-
-def _sourced(where: str, program: str, words: list[str], read: Read) -> Iterator[str]:
-    """The files a shell script sources (``. ./lib.sh``), one level of them deep too."""
-    scripts = [w for w in words[1 if program in _SHELLS else 0 :] if not w.startswith("-")]
-    if program in ("source", "."):
-        scripts = scripts[:1]
-    else:
-        scripts = [s for s in scripts[:1] if s.endswith((".sh", ".bash")) or "/" in s]
-    todo = [_joined(where, s) for s in scripts]
-    for _ in range(2):
-        following = []
-        for script in todo:
-            text = read(script)
-            for name in _SOURCED.findall(text[:65536] if text else ""):
-                path = _joined(where, name)
-                following.append(path)
-                yield path
-        todo = following[:8]

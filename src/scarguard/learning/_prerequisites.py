@@ -113,9 +113,7 @@ def prerequisites(
     seen = set(todo)
     while todo and len(found) < _MAX:
         name = todo.pop(0)
-        needs = rules.get(name)
-        if needs is None or not needs:
-            needs = (needs or []) + _by_pattern(name, patterns) + _built_in(name, listing)
+        needs = rules.get(name) or _by_pattern(name, patterns) + _built_in(name, listing)
         for need in needs:
             if need not in seen:
                 seen.add(need)
