@@ -130,6 +130,30 @@ SCENARIOS = [
         needs="npm",
     ),
     Scenario(
+        "make: the C source a test is built from",
+        "printf 'int add(int a, int b) { return a - b; }\\n' > calc.c && printf '#include"
+        " <assert.h>\\nint add(int, int);\\nint main(void) { assert(add(2, 2) == 4); }\\n'"
+        " > test.c && printf 'OBJS = calc.o test.o\\ntest: calc_test\\n\\t./calc_test\\n"
+        "calc_test: $(OBJS)\\n\\tcc -o $@ $^\\n' > Makefile",
+        "make test",
+        "sed -i 's/a - b/a + b/' calc.c",
+        needs="make",
+    ),
+    Scenario(
+        "shell: the script a script runs",
+        "printf '#!/bin/sh\\n./step.sh\\n' > run.sh && printf '#!/bin/sh\\nexit 1\\n' > step.sh"
+        " && chmod +x run.sh step.sh",
+        "./run.sh",
+        "printf '#!/bin/sh\\nexit 0\\n' > step.sh",
+    ),
+    Scenario("shell: a folder tested", "true", "test -d build", "mkdir build"),
+    Scenario(
+        "python: a folder the script lists",
+        "mkdir inbox && printf 'import os\\nassert os.listdir(\"inbox\")\\n' > check.py",
+        "python3 check.py",
+        "touch inbox/mail",
+    ),
+    Scenario(
         "node: the module a test imports",
         _NODE_TESTED,
         "node --test test/",
