@@ -41,6 +41,12 @@ JAVA = (
     ' if (Calc.add(2, 2) != 4) throw new AssertionError("add"); } }\\n\' > CalcTest.java'
     " && echo notes > README.md"
 )
+CMAKE_PROJECT = (
+    "mkdir src && printf 'cmake_minimum_required(VERSION 3.10)\\nproject(p C)\\n"
+    "add_executable(app src/main.c src/util.c)\\n' > CMakeLists.txt && printf 'int add(int,"
+    " int);\\nint main(void) { return add(1, 1) - 2; }\\n' > src/main.c && printf 'int sub(int"
+    " a, int b) { return a - b; }\\n' > src/util.c && echo notes > README.md"
+)
 C_RULE = "calc_test: calc.c test.c\\n\\tcc -o calc_test calc.c test.c"
 C_VARIABLES = C_TEST.replace(
     "test: calc_test", "SRCS = calc.c test.c\\nOBJS = $(SRCS:.c=.o)\\ntest: calc_test"
@@ -90,6 +96,59 @@ CASES = [
         "\\n' > lib/calc.js && echo notes > README.md",
         "npm test",
         "sed -i 's/a - b/a + b/' lib/calc.js",
+    ),
+    # what a goal's recipe runs: a file it tests, a script, a script's interpreter, a sub-make
+    (
+        "make",
+        "printf 'test:\\n\\t@test -f out/ok\\n' > Makefile && echo notes > README.md",
+        "make test",
+        "mkdir out && touch out/ok",
+    ),
+    (
+        "make",
+        "printf 'check:\\n\\t@./run-checks.sh\\n' > Makefile && printf '#!/bin/sh\\nexit 1\\n'"
+        " > run-checks.sh && chmod +x run-checks.sh && echo notes > README.md",
+        "make check",
+        "printf '#!/bin/sh\\nexit 0\\n' > run-checks.sh",
+    ),
+    (
+        "make",
+        "printf 'PY = python3\\ntest: ; $(PY) check.py\\n' > Makefile"
+        " && printf 'import sys\\nsys.exit(1)\\n' > check.py && echo notes > README.md",
+        "make test",
+        "printf 'import sys\\nsys.exit(0)\\n' > check.py",
+    ),
+    (
+        "make",
+        "mkdir sub && printf 'all:\\n\\t$(MAKE) -C sub test\\n' > Makefile"
+        " && printf 'test:\\n\\t@test -f ok\\n' > sub/Makefile && echo notes > README.md",
+        "make",
+        "touch sub/ok",
+    ),
+    (
+        "make",
+        "mkdir sub && printf 'test:\\n\\t@test -f ok\\n' > sub/Makefile && echo notes > README.md",
+        "(cd sub && make test)",
+        "touch sub/ok",
+    ),
+    # a CMake build: the sources its CMakeLists.txt names, through the build folder's cache
+    (
+        "cmake",
+        f"{CMAKE_PROJECT} && cmake -S . -B build > /dev/null",
+        "cmake --build build",
+        "printf 'int add(int a, int b) { return a + b; }\\n' > src/util.c",
+    ),
+    (
+        "cmake",
+        f"{CMAKE_PROJECT} && cmake -S . -B build > /dev/null",
+        "cd build && make",
+        "printf 'int add(int a, int b) { return a + b; }\\n' > src/util.c",
+    ),
+    (
+        "javac",
+        f"{JAVA} && mkdir out && javac -d out Calc.java CalcTest.java",
+        "java -ea -cp out CalcTest",
+        "sed -i 's/a - b/a + b/' Calc.java && javac -d out Calc.java",
     ),
     ("bash", "echo notes > README.md", "test -d build", "mkdir build"),
     ("bash", "echo notes > README.md", "[ -f out/report ]", "mkdir out && touch out/report"),
@@ -164,6 +223,77 @@ def test_make_reads_the_prerequisites_its_goals_reach(tmp_path: Path) -> None:
     assert inputs(tmp_path, "make -C sub -f build.mk lib") == ("sub/lib.c",)
     assert inputs(tmp_path, "cd sub && make -f build.mk") == ("sub/lib.c",)
     assert inputs(tmp_path, "make -C missing") == ()
+
+
+def test_make_reads_what_its_goals_recipes_name_and_run(tmp_path: Path) -> None:
+    """A recipe is read as a command run in the make directory, its automatic variables set."""
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "lib.sh").write_text("")
+    (tmp_path / "tools" / "gen.sh").write_text(". tools/lib.sh\n")
+    (tmp_path / "Makefile").write_text(
+        "CHECK = ./tools/gen.sh\nout.txt: in.csv\n\t@$(CHECK) $< > $@\n"
+        "test: out.txt ; -test -s $(@D)/expected.txt\n"
+        "clean:\n\trm -f out.txt\n"
+        "deep:\n\t+$(MAKE) -C sub\n"
+    )
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "Makefile").write_text("all:\n\t$(MAKE) -C inner\n\ttest -f made\n")
+    (tmp_path / "sub" / "inner").mkdir()
+    (tmp_path / "sub" / "inner" / "Makefile").write_text("all:\n\ttest -f deepest\n")
+    found = inputs(tmp_path, "make test")
+    assert found[:2] == ("out.txt", "in.csv")  # the prerequisites first
+    assert {"expected.txt", "tools/gen.sh", "tools/lib.sh"} <= set(found)
+    assert "stale.log" not in found  # a rule the goal never reaches: not its recipe
+    deep = inputs(tmp_path, "make deep")
+    assert "sub/made" in deep  # the recipe of $(MAKE) -C sub's default goal
+    assert "sub/inner/deepest" not in deep  # recipes two makes down: not followed
+
+
+def test_cmake_reads_the_files_its_lists_name(tmp_path: Path) -> None:
+    """Sources, globs and subdirectories of the project; the build folder's cache finds it."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "lib").mkdir()
+    for name in ("src/main.c", "src/util.c", "src/util.h", "lib/a.cpp", "lib/b.cpp"):
+        (tmp_path / name).write_text("")
+    (tmp_path / "CMakeLists.txt").write_text(
+        "project(p C CXX)  # src/ignored.c\nadd_executable(app src/main.c \"src/util.c\")\n"
+        "target_include_directories(app PRIVATE ${CMAKE_SOURCE_DIR}/include)\n"
+        "add_subdirectory(lib)\nset(MISSING src/gone.c)\n"
+    )
+    (tmp_path / "lib" / "CMakeLists.txt").write_text(
+        "file(GLOB LIB *.cpp)\nadd_library(l ${LIB})\n"
+    )
+    expected = [
+        "CMakeLists.txt", "src/main.c", "src/util.c", "lib/CMakeLists.txt", "lib", "lib/a.cpp",
+        "lib/b.cpp",
+    ]  # fmt: skip
+    assert list(inputs(tmp_path, "cmake -S . -B build")) == expected
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "CMakeCache.txt").write_text(
+        f"# This is the CMakeCache file.\nCMAKE_HOME_DIRECTORY:INTERNAL={tmp_path}\n"
+    )
+    assert inputs(tmp_path, "cmake --build out --target app") == tuple(
+        str(tmp_path / p) for p in expected
+    )  # (the cache gives the source folder absolute)
+    (tmp_path / "out" / "Makefile").write_text("# CMAKE generated file: DO NOT EDIT!\nall:\n")
+    assert len(inputs(tmp_path, "make -C out")) == len(expected)
+    assert inputs(tmp_path, "ctest --test-dir out")[:1] == (str(tmp_path / "CMakeLists.txt"),)
+    assert list(inputs(tmp_path, "cd out && cmake ..")) == expected
+    assert inputs(tmp_path, "cmake --version") == ()
+    assert inputs(tmp_path, "cmake -E echo src/main.c") == ()
+
+
+def test_java_loads_the_classes_of_its_class_path(tmp_path: Path) -> None:
+    (tmp_path / "out" / "app").mkdir(parents=True)
+    for name in ("out/app/Main.class", "out/app/Calc.class", "out/app/notes.txt", "Top.class"):
+        (tmp_path / name).write_text("")
+    assert inputs(tmp_path, "java -ea -cp out app.Main arg") == (
+        "out/app/Calc.class", "out/app/Main.class",
+    )  # fmt: skip
+    assert inputs(tmp_path, "java --class-path=out:lib.jar app.Main")[0] == "out/app/Calc.class"
+    assert inputs(tmp_path, "java Top") == ("Top.class",)
+    assert inputs(tmp_path, "java -jar app.jar") == ()  # the command names the jar
+    assert inputs(tmp_path, "java Main.java") == ()  # a source launch names its file
 
 
 def test_a_glob_gives_its_folder_and_the_files_it_matches(tmp_path: Path) -> None:
@@ -248,11 +378,11 @@ def test_a_makefile_is_read_with_its_variables_patterns_and_built_in_rules(
         "lib/%.o: lib/%.cpp \\\n  lib/common.h\n"
         "docs: guide.md\n"
     )
-    found, included = prerequisites(text, [], LocalObserver(tmp_path).names)
+    found, included, _ = prerequisites(text, [], LocalObserver(tmp_path).names)
     assert found == [
         "app", "extra.o", "main.o", "util.o", "gen.o", "lib/x.o", "out",
         "extra.c", "main.c", "util.c", "gen.y", "lib/x.cpp", "lib/common.h",
     ]  # fmt: skip
     assert included == ["config.mk"]  # ($(DEPS) is set after the include: empty there)
     assert prerequisites(text, ["docs"], LocalObserver(tmp_path).names)[0] == ["guide.md"]
-    assert prerequisites("x = $(y\n", ["a"], LocalObserver(tmp_path).names) == ([], [])
+    assert prerequisites("x = $(y\n", ["a"], LocalObserver(tmp_path).names) == ([], [], [])

@@ -6,9 +6,13 @@ knowledge, and a fix there, by hand or by a tool the memory does not guard, left
 refused:
 
 - ``make test``: the prerequisites of the goals, through the Makefile's rules, variables
-  and wildcards (``learning._prerequisites``), and the makefiles it includes;
+  and wildcards (``learning._prerequisites``), the makefiles it includes, and what the
+  goals' recipes name and read (``./check.sh``, ``test -f out``, ``$(MAKE) -C sub``);
 - ``javac *.java``, ``cc src/*.c``: the files a glob expands to, and its folder (a new file
   matches too);
+- ``cmake --build build``, ``ctest``, ``make`` in a folder CMake generated: the sources the
+  project's ``CMakeLists.txt`` files name (``learning._builds``);
+- ``java -cp out Main``: the class files of the main class's folder on the class path;
 - ``cargo test``: the crate (``src/lib.rs``, ``src/main.rs``, ``src/bin``, ``tests``,
   ``build.rs``), whose modules the import walk follows;
 - ``go test ./...``: the ``.go`` files of the packages named (``./...``: the folder's and
@@ -33,6 +37,12 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final
 
 from scarguard.adapters._shell import command_files
+from scarguard.learning._builds import (
+    cmake_build,
+    cmake_project,
+    generated_by_cmake,
+    java_classes,
+)
 from scarguard.learning._directories import READ, program_directory, programs
 from scarguard.learning._prerequisites import prerequisites
 from scarguard.learning._scripts import package_script, script_names
@@ -51,6 +61,8 @@ _LISTED: Final = 1000
 _KEYWORDS: Final = frozenset({"if", "then", "elif", "else", "while", "until", "do", "!", "time"})
 """Words of the shell's own before a program (``if [ -d build ]; then``)."""
 _MAKES: Final = frozenset({"make", "gmake"})
+_NESTED: Final = 2
+"""Recipes are followed this deep (a recipe's ``$(MAKE) -C sub``'s recipes, not theirs)."""
 _MAKEFILES: Final = ("GNUmakefile", "makefile", "Makefile")
 """The makefiles GNU make looks for, in its order."""
 _MAKE_VALUED: Final = frozenset(
@@ -97,7 +109,7 @@ def program_inputs(call_args: Mapping[str, Any], read: Read, names: Names) -> tu
     if command is None:
         return ()
     found: dict[str, None] = {}
-    for path in _of_command(command, ".", read, names, scripts=True):
+    for path in _of_command(command, ".", read, names, scripts=True, depth=0):
         found[os.path.normpath(path)] = None
         if len(found) >= _MAX:
             break
@@ -105,9 +117,12 @@ def program_inputs(call_args: Mapping[str, Any], read: Read, names: Names) -> tu
 
 
 def _of_command(
-    command: str, start: str, read: Read, names: Names, *, scripts: bool
+    command: str, start: str, read: Read, names: Names, *, scripts: bool, depth: int
 ) -> Iterator[str]:
-    """What the programs of ``command``, run in ``start``, read (``scripts``: and npm's)."""
+    """What the programs of ``command``, run in ``start``, read (``scripts``: and npm's).
+
+    ``depth`` counts the recipes and package scripts this command is inside of.
+    """
     for where, words in programs(command):
         if where is None:
             return  # somewhere this cannot follow
@@ -116,14 +131,14 @@ def _of_command(
         if not words:
             continue
         where = os.path.normpath(_joined(start, where))
-        yield from _read_by(where, words, read, names)
+        yield from _read_by(where, words, read, names, depth)
         if not scripts or os.path.basename(words[0]) not in _PACKAGE_MANAGERS:
             continue
         package, _ = program_directory(where, words[1:], make=False)
         script = package_script(package, words, read)
         if script is not None:  # npm test: its script's command, run in the package folder
             yield from (_joined(package, f) for f in command_files({"command": script}))
-            yield from _of_command(script, package, read, names, scripts=False)
+            yield from _of_command(script, package, read, names, scripts=False, depth=depth + 1)
 
 
 def _command(call_args: Mapping[str, Any]) -> str | None:
@@ -134,18 +149,27 @@ def _command(call_args: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _read_by(where: str, words: list[str], read: Read, names: Names) -> Iterator[str]:
+def _read_by(
+    where: str, words: list[str], read: Read, names: Names, depth: int
+) -> Iterator[str]:
     """Yield what one program (its words, run in ``where``) reads without naming it."""
     program = os.path.basename(words[0])
     for word in words[1:]:
         if _GLOB.search(word) and "$" not in word and not word.startswith("-"):
             yield from _globbed(where, word, names)
     if program in _MAKES:
-        yield from _make_inputs(where, words, read, names)
+        yield from _make_inputs(where, words, read, names, depth)
     elif program == "cargo" and len(words) > 1 and words[1] in _CARGO_BUILDS:
         yield from _crate(where, names)
     elif program == "go" and len(words) > 1 and words[1] in _GO_BUILDS:
         yield from _packages(where, words[2:], names)
+    elif program == "cmake":
+        yield from _cmake(where, words, read, names)
+    elif program == "ctest":
+        build = _value_of(words, "--test-dir")
+        yield from cmake_build(_joined(where, build or "."), read, names)
+    elif program == "java":
+        yield from java_classes(where, words, names)
     elif program in _TESTS:
         yield from _tested(where, words)
     elif program in _SEARCHES:
@@ -186,8 +210,14 @@ def _globbed(where: str, word: str, names: Names) -> Iterator[str]:
         yield _joined(folder, name)
 
 
-def _make_inputs(where: str, words: list[str], read: Read, names: Names) -> Iterator[str]:
-    """The prerequisites of a ``make``'s goals, as its makefile's rules reach them."""
+def _make_inputs(
+    where: str, words: list[str], read: Read, names: Names, depth: int
+) -> Iterator[str]:
+    """The prerequisites of a ``make``'s goals, as its makefile's rules reach them.
+
+    Then what the goals' recipes name and read, as if each were a command run in the make
+    directory (to :data:`_NESTED` levels of recipes).
+    """
     directory, files = program_directory(where, words[1:], make=True)
     text = None
     for name in files or _MAKEFILES:  # (-f files are read in the -C directory, as make does)
@@ -196,10 +226,46 @@ def _make_inputs(where: str, words: list[str], read: Read, names: Names) -> Iter
             break
     if text is None:
         return
-    found, included = prerequisites(text, _make_goals(words[1:]), names, directory)
-    for name in (*included, *found):
+    if generated_by_cmake(text):  # cd build && make: the project's sources, not CMake's rules
+        yield from cmake_build(directory, read, names)
+        return
+    goals = prerequisites(text, _make_goals(words[1:]), names, directory)
+    for name in (*goals.included, *goals.prerequisites):
         if "$" not in name and "%" not in name:
             yield _joined(directory, name)
+    if depth >= _NESTED:
+        return
+    for recipe in goals.recipes:
+        yield from (_joined(directory, f) for f in command_files({"command": recipe}))
+        yield from _of_command(recipe, directory, read, names, scripts=True, depth=depth + 1)
+
+
+def _cmake(where: str, words: list[str], read: Read, names: Names) -> Iterator[str]:
+    """``cmake --build build``: the project's sources; ``cmake -S src -B build``: its lists."""
+    build = _value_of(words, "--build")
+    if build is not None:
+        yield from cmake_build(_joined(where, build), read, names)
+        return
+    source = _value_of(words, "-S")
+    operands = [w for w in words[1:] if not w.startswith("-")]
+    if source is None and len(operands) == 1 and _value_of(words, "-B") is None:
+        source = operands[0]  # cmake .. (the source folder, given alone)
+    elif source is None and _value_of(words, "-B") is not None:
+        source = "."  # cmake -B build: the source folder is where it runs
+    if source is not None:  # (not cmake -E, cmake --version...)
+        yield from cmake_project(_joined(where, source), read, names)
+
+
+def _value_of(words: list[str], option: str) -> str | None:
+    """The value of ``option`` (``--build dir``, ``--build=dir``, ``-Sdir``), if given."""
+    for word, following in zip(words, [*words[1:], None], strict=True):
+        if word == option:
+            return following
+        if word.startswith(f"{option}="):
+            return word.split("=", 1)[1]
+        if len(option) == 2 and word.startswith(option) and len(word) > 2:
+            return word[2:]
+    return None
 
 
 def _make_goals(words: list[str]) -> list[str]:

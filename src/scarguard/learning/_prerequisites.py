@@ -5,7 +5,9 @@
 (``SRCS := $(wildcard *.c)``), a pattern rule (``%.o: %.c``) or make's built-in rules (a
 ``calc.o`` with no rule of its own is made from ``calc.c``). This reads the rules the goals
 reach through their prerequisites, with the variables, substitution references and
-``wildcard`` expanded, and gives the files among them, the included makefiles too.
+``wildcard`` expanded, and gives the files among them, the included makefiles too, and the
+commands of the recipes the goals run (``test: ; ./check.sh``: what ``check.sh`` reads is a
+prerequisite in all but name).
 
 A small reader, not make: what it cannot expand (a function other than ``wildcard``, a
 variable of the environment) expands to nothing, so it only ever watches less than make
@@ -18,11 +20,11 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable, Mapping
-from typing import Final
+from typing import Final, NamedTuple
 
 from scarguard.learning._make import make_sources
 
-__all__ = ["prerequisites"]
+__all__ = ["Goals", "prerequisites"]
 
 Names = Callable[[str], frozenset[str] | None]
 
@@ -38,12 +40,25 @@ _ASSIGN: Final = re.compile(
 _REF: Final = re.compile(r"\$(?:\(([^()$]*)\)|\{([^{}$]*)\}|([^({]))")
 """An innermost reference: ``$(NAME)``, ``${NAME}``, ``$(fn args)``, ``$@``."""
 _INCLUDE: Final = re.compile(r"^\s*-?s?include\s+(.+)$")
+_RECIPES: Final = 16
+"""At most this many recipe lines are given, the goals' first."""
+_AUTOMATIC: Final = re.compile(r"\$(?:[@<^+*?|]|\([@<^+*?][DF]?\))")
+"""An automatic variable (``$@``, ``$<``, ``$^``, ``$(@D)``...), set per rule."""
 
 
-def prerequisites(
-    text: str, goals: list[str], names: Names, directory: str = "."
-) -> tuple[list[str], list[str]]:
-    """Return the files ``make goals`` is made from, and the makefiles the text includes.
+class Goals(NamedTuple):
+    """What ``make goals`` reads and runs, as its makefile says."""
+
+    prerequisites: list[str]
+    """The files reached (goals left out), nearest first, relative to the make directory."""
+    included: list[str]
+    """The makefiles the text includes."""
+    recipes: list[str]
+    """The commands of the reached rules' recipes, expanded (``@``, ``-``, ``+`` dropped)."""
+
+
+def prerequisites(text: str, goals: list[str], names: Names, directory: str = ".") -> Goals:
+    """Return the files ``make goals`` is made from, the included makefiles, and the recipes.
 
     Args:
         text: The makefile's text.
@@ -52,11 +67,12 @@ def prerequisites(
         directory: The folder make runs in, relative to the root.
 
     Returns:
-        The prerequisites reached (goals left out), nearest first, relative to
-        ``directory``; and the included makefiles.
+        The :class:`Goals`.
     """
-    variables: dict[str, str] = {}
+    variables: dict[str, str] = {"MAKE": "make"}
     rules: dict[str, list[str]] = {}
+    recipes: dict[str, list[str]] = {}
+    recipe_of: list[str] = []  # the targets of the rule whose recipe lines come next
     patterns: list[tuple[str, list[str]]] = []
     included: list[str] = []
     first: str | None = None
@@ -77,8 +93,13 @@ def prerequisites(
         return value
 
     for line in _logical_lines(text):
-        if line.startswith("\t") or not line.strip() or line.lstrip().startswith("#"):
+        if line.startswith("\t"):
+            for target in recipe_of:
+                recipes.setdefault(target, []).append(line[1:])
             continue
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        recipe_of = []
         line = line.split("#", 1)[0].rstrip()
         assignment = _ASSIGN.match(line.strip())
         if assignment is not None:
@@ -99,7 +120,13 @@ def prerequisites(
         if colon < 0:
             continue
         targets = expanded[:colon].split()
-        needs = expanded[colon:].lstrip(":").split(";", 1)[0].replace("|", " ").split()
+        listed_needs, semicolon, inline = expanded[colon:].lstrip(":").partition(";")
+        needs = listed_needs.replace("|", " ").split()
+        recipe_of = [t for t in targets if "%" not in t]
+        if semicolon:  # (a recipe on the rule's line: target: needs ; command)
+            line_recipe = line.split(";", 1)[1] if ";" in line else inline
+            for target in recipe_of:
+                recipes.setdefault(target, []).append(line_recipe)
         for target in targets:
             if "%" in target:
                 patterns.append((target, needs))
@@ -119,7 +146,33 @@ def prerequisites(
                 seen.add(need)
                 found[need] = None
                 todo.append(need)
-    return [n for n in found if n not in goals][:_MAX], included
+    ran = []
+    for target in (*goals, *found):
+        for command in recipes.get(target, ()):
+            ran.append(_recipe_command(command, target, rules.get(target, []), expand))
+        if len(ran) >= _RECIPES:
+            break
+    reached = [n for n in found if n not in goals][:_MAX]
+    return Goals(reached, included, [c for c in ran[:_RECIPES] if c])
+
+
+def _recipe_command(
+    line: str, target: str, needs: list[str], expand: Callable[[str], str]
+) -> str:
+    """A recipe line as the shell gets it: prefixes dropped, ``$@`` ``$<`` ``$^`` set."""
+    command = line.strip().lstrip("@-+").strip()
+    automatic = {"@": target, "<": needs[0] if needs else "", "^": " ".join(needs)}
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(0).strip("$()")
+        words = automatic.get(name[:1], "").split()
+        if name.endswith("D"):
+            words = [os.path.dirname(w) or "." for w in words]
+        elif name.endswith("F"):
+            words = [os.path.basename(w) for w in words]
+        return " ".join(words)
+
+    return expand(_AUTOMATIC.sub(value, command)).strip()
 
 
 def _logical_lines(text: str) -> list[str]:
