@@ -150,6 +150,15 @@ CASES = [
         "java -ea -cp out CalcTest",
         "sed -i 's/a - b/a + b/' Calc.java && javac -d out Calc.java",
     ),
+    (
+        "python3",
+        "mkdir -p tests/data && echo 2 > tests/data/input.txt && printf 'from pathlib import"
+        " Path\\ndef test_data():\\n    text = (Path(__file__).parent / \"data\" /"
+        " \"input.txt\").read_text()\\n    assert text.strip() == \"3\"\\n'"
+        " > tests/test_data.py && echo notes > README.md",
+        "python3 -m pytest -q -p no:cacheprovider tests/test_data.py",
+        "echo 3 > tests/data/input.txt",  # (the same size: its content decides)
+    ),
     ("bash", "echo notes > README.md", "test -d build", "mkdir build"),
     ("bash", "echo notes > README.md", "[ -f out/report ]", "mkdir out && touch out/report"),
     (
@@ -332,7 +341,18 @@ def test_a_script_s_named_files_two_levels_deep(tmp_path: Path) -> None:
         "open(f'{sys.argv[1]}.csv')\nopen('../secret.txt')\n"
     )
     assert inputs(tmp_path, "python3.12 app.py") == ("conf/app.toml", "lib")
-    assert inputs(tmp_path, "cd lib && python3 ../app.py") == ("lib/conf/app.toml",)  # no lib/lib
+    # run from lib: conf/ as from there; lib as a name of the script's own folder
+    assert inputs(tmp_path, "cd lib && python3 ../app.py") == ("lib/conf/app.toml", "lib")
+    (tmp_path / "tests" / "data").mkdir(parents=True)
+    (tmp_path / "tests" / "data" / "input.txt").write_text("2")
+    (tmp_path / "tests" / "test_data.py").write_text(
+        "from pathlib import Path\nHERE = Path(__file__).parent\n"
+        "def test_data():\n    assert (HERE / 'data' / 'input.txt').read_text() == '3'\n"
+    )
+    # (input.txt is file-like: also watched where the command runs, as a relative open would)
+    assert inputs(tmp_path, "python3 -m pytest tests/test_data.py") == (
+        "tests/data", "input.txt", "tests/data/input.txt",
+    )  # fmt: skip
 
 
 def test_a_package_script_is_read_as_the_command_it_runs(tmp_path: Path) -> None:

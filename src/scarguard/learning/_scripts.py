@@ -9,7 +9,8 @@ files, so a fix there, by hand or by a tool the memory does not guard, left the 
   its lines (``./step.sh``, ``. ./lib.sh``, ``python3 tools/gen.py``, ``data/in.csv``),
   comments left out, and those of the scripts it names in turn, two levels deep.
 - Another script (Python, JavaScript, Ruby...): its string literals that name a path
-  (``"data/in.csv"``, ``'inbox'`` where ``inbox`` is a name in the folder).
+  (``"data/in.csv"``, ``'inbox'`` where ``inbox`` is a name in the folder it runs in or in
+  its own folder, and ``"input.txt"`` inside such a folder: ``HERE / "data" / "input.txt"``).
 - A package script (``npm test``, ``npm run build``, ``yarn build``, ``pnpm run lint``):
   the ``package.json`` script's own command, read as a command run in the package folder.
 
@@ -85,10 +86,10 @@ def _named(where: str, script: str, read: Read, names: Names) -> list[str]:
         return []
     text = text[:_READ]
     if is_shell or text.startswith("#!/bin/sh") or text.startswith("#!/bin/bash"):
-        found = _shell_words(text)
+        found = [_joined(where, f) for f in _shell_words(text) if not os.path.isabs(f)]
     else:
-        found = _literals(where, text, names)
-    return [_joined(where, f) for f in found if not os.path.isabs(f)][:_PER_SCRIPT]
+        found = _literals(where, os.path.dirname(script) or ".", text, names)
+    return found[:_PER_SCRIPT]
 
 
 def _shell_words(text: str) -> list[str]:
@@ -105,17 +106,42 @@ def _shell_words(text: str) -> list[str]:
     return list(words)
 
 
-def _literals(where: str, text: str, names: Names) -> list[str]:
-    """String literals naming a path: file-like, or a name of the folder the script runs in."""
-    listing = names(where) or frozenset()
-    found: dict[str, None] = {}
+def _literals(where: str, own: str, text: str, names: Names) -> list[str]:
+    """String literals naming a path, joined with the folder they are a name of.
+
+    A literal counts when it is file-like (``"data/in.csv"``) or a name of the folder the
+    script runs in, or of the script's own folder (``Path(__file__).parent / "data"``). A
+    literal naming a file inside a folder another literal names is that file (``"data"``
+    and ``"input.txt"``: ``data/input.txt``, where it is there).
+    """
+    folders = dict.fromkeys([where, own])
+    listings = {folder: names(folder) or frozenset() for folder in folders}
+    literals = []
     for _, literal in _LITERAL.findall(text):
-        if ".." in literal or literal.startswith("."):
-            continue
-        if _PATHISH.search(literal) or literal in listing:
-            found[literal.rstrip("/")] = None
-            if len(found) >= _PER_SCRIPT:
+        if ".." not in literal and not literal.startswith("."):
+            literals.append(literal.rstrip("/"))
+            if len(literals) >= _PER_SCRIPT * 8:
                 break
+    found: dict[str, None] = {}
+    named_folders = []
+    for literal in dict.fromkeys(literals):
+        first = literal.split("/", 1)[0]
+        home = next((f for f in folders if first in listings[f]), None)
+        if home is None and not _PATHISH.search(literal):
+            continue
+        path = _joined(home or where, literal)
+        found[path] = None
+        if home is not None and "/" not in literal and "." not in literal:
+            named_folders.append(path)
+        if len(found) >= _PER_SCRIPT:
+            return list(found)
+    for folder in named_folders[:4]:  # a file named inside a folder named
+        inside = names(folder) or frozenset()
+        for literal in literals:
+            if literal in inside:
+                found[_joined(folder, literal)] = None
+                if len(found) >= _PER_SCRIPT:
+                    return list(found)
     return list(found)
 
 
