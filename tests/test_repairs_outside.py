@@ -26,6 +26,7 @@ from scarguard.adapters._shell import GIT_STATE, MANIFESTS, error_files, manifes
 from scarguard.learning._beside import beside_files
 from scarguard.learning._imports import imported_files
 from scarguard.learning._missing import missing_paths
+from scarguard.learning._ports import connected_port
 from scarguard.observe import LocalObserver
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -476,6 +477,47 @@ def test_a_server_refused_for_a_port_in_use_is_allowed_once_the_port_is_free(
         holder.kill()
         holder.wait()
     assert memory.check("bash", args).allowed
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="needs curl")
+def test_a_client_refused_while_nothing_listens_is_allowed_once_a_server_does(
+    tmp_path: Path,
+) -> None:
+    """``curl -s http://127.0.0.1:PORT/`` fails silently (exit 7) while nothing listens: it
+    stays refused through an unrelated change, and is allowed once a server started outside
+    the guarded tools listens on the port."""
+    port = _free_port()
+    command = f"curl -s -o /dev/null -m 5 http://127.0.0.1:{port}/"
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    (ban,) = memory.constraints()
+    assert ban.params.depends == ("listener", str(port))
+    (tmp_path / "notes.txt").write_text("unrelated")
+    assert not memory.check("bash", args).allowed
+    holder = subprocess.Popen(
+        [sys.executable, "-c", READY.format(port=port)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "listening"
+        assert memory.check("bash", args).allowed
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_the_local_port_a_client_connects_to() -> None:
+    def port(command: str) -> int | None:
+        args = {"command": command}
+        return connected_port(args, frozenset(command.replace("/", " ").split()))
+
+    assert port("curl -s http://localhost:8000/health") == 8000
+    assert port("curl -sf 127.0.0.1:5000 && echo up") == 5000
+    assert port("nc -z localhost 5432") == 5432
+    assert port("wget -q -O- http://[::1]:9000/x") == 9000
+    assert port("curl http://example.com:8000/") is None  # not this machine
+    assert port("curl localhost:8000 localhost:9000") is None  # which one failed?
+    assert port("python3 -m http.server 8000 --bind 127.0.0.1") is None  # a server
+    assert port("python3 client.py --url http://localhost:8000") is None  # not a client
 
 
 READY = (

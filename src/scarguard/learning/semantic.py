@@ -20,6 +20,9 @@ the file. For those kinds a ban does not need to go stale on every change of the
 - ``exists``: a create that conflicted with an existing file holds while the file exists;
 - ``port``: a server that found its port in use holds while a process of this machine still
   holds it (the observer's optional ``port_held``), and the files it watches are unchanged;
+- ``listener``: a client that failed to reach a local port nothing listened on (``curl -s
+  http://127.0.0.1:8000/``, which prints no error) holds while nothing listens there and
+  the files it watches are unchanged: a server started by hand lifts it;
 - ``absent_text``: an edit whose search text was not in the file holds while it still is not;
 - ``make_rule`` (a refinement, not a condition): any other failure of ``make X`` depends on
   the Makefile only through the rules ``X`` reaches and the Makefile's variables and
@@ -62,7 +65,7 @@ from scarguard.learning._make import (
     make_sources,
     missing_make_target,
 )
-from scarguard.learning._ports import held_port
+from scarguard.learning._ports import connected_port, held_port
 from scarguard.learning._programs import missing_program, program_paths
 from scarguard.observe.protocol import MISSING, Observer
 
@@ -86,6 +89,7 @@ MAKE_TARGET, PROGRAM, NAMED_FILES, EXISTS, ABSENT_TEXT, MAKE_RULE, TESTS = (
     "tests",
 )
 PORT: Final = "port"
+LISTENER: Final = "listener"
 _REFINEMENTS: Final = frozenset({MAKE_RULE, TESTS})
 """Kinds that narrow what lifts a ban without making its failure deterministic."""
 DETERMINISTIC_WHILE_HELD: Final = frozenset(
@@ -275,6 +279,11 @@ def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
     if signature == "syntax_error":
         named = [n for n in error_files(error) if _present(observed, _root_path(root, n))]
         return (NAMED_FILES, *named) if named else ()
+    port = connected_port(call_args, frozenset(command_words(call_args)))
+    if port is not None:  # (a client's own error naming the refusal is blamed on the harness)
+        held = getattr(observer, "port_held", None)
+        if held is not None and held(port) is False:
+            return (LISTENER, str(port))
     if not targets or not _present(observed, _root_path(root, targets[0])):
         return ()
     if signature == "conflict" and _EXISTS.search(error or ""):
@@ -290,7 +299,7 @@ def kept_tokens(
     depends: tuple[str, ...], observed: Mapping[str, str], root: str, targets: Sequence[str]
 ) -> dict[str, str]:
     """Return the tokens a constraint under ``depends`` keeps (only what can end it)."""
-    if not depends or depends[0] in _REFINEMENTS or depends[0] == PORT:
+    if not depends or depends[0] in _REFINEMENTS or depends[0] in (PORT, LISTENER):
         return dict(observed)  # (a port: the configuration may choose another)
     kind = depends[0]
     wanted: Collection[str]
@@ -337,6 +346,11 @@ def condition_stale(
     if kind == PORT:  # stale once the port is free, or the configuration changed
         held = getattr(observer, "port_held", None)
         if held is None or held(int(depends[1])) is not True:
+            return True
+        return bool(observer.changed(tokens)) if tokens else False
+    if kind == LISTENER:  # stale once something listens on the port, or files changed
+        held = getattr(observer, "port_held", None)
+        if held is None or held(int(depends[1])) is not False:
             return True
         return bool(observer.changed(tokens)) if tokens else False
     if kind == PROGRAM:
@@ -388,7 +402,7 @@ def lifted_by_change(
     observer).
     """
     kind = depends[0]
-    if kind in (TESTS, PORT):
+    if kind in (TESTS, PORT, LISTENER):
         return None
     if kind == MAKE_RULE:
         only_makefiles = bool(changed) and all(os.path.basename(n) in MAKEFILES for n in changed)
