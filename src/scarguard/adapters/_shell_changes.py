@@ -2,7 +2,8 @@
 
 A command is judged by its words, segment by segment (the segments and redirections are
 :mod:`scarguard.adapters._shell`'s): the program each segment runs, past prefixes such as
-``sudo`` and ``python -m``, and the subcommand it is given.
+``sudo`` and ``python -m``, and the subcommand it is given; a database client's, by the SQL
+it runs (:mod:`scarguard.adapters._database_clients`).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
+from scarguard.adapters._database_clients import database_changes
 from scarguard.adapters._shell import REDIRECT, SEGMENTS
 
 __all__ = ["installs", "shell_changes_workspace"]
@@ -39,9 +41,15 @@ _CHANGING_PROGRAMS: Final = frozenset(
         "dd",
         "createdb",
         "dropdb",
+        "createuser",
+        "dropuser",
+        "pg_restore",
+        "mysqlimport",
+        "mongoimport",
+        "mongorestore",
     }
 )
-"""Shell programs that change files or processes whatever their arguments."""
+"""Shell programs that change files, processes or a database whatever their arguments."""
 _CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
     "git": frozenset(
         {
@@ -147,9 +155,14 @@ def shell_changes_workspace(command: str) -> bool:
     """Return whether a shell command changes files or processes (so earlier failures may not hold).
 
     A command counts when any of its segments runs a changing program (``rm``, ``kill``...),
-    a changing subcommand (``git checkout``, ``pip install``, ``sed -i``...), or redirects
-    output into a file. Reading commands (``ls``, ``cat``, ``npm test``) do not.
+    a changing subcommand (``git checkout``, ``pip install``, ``sed -i``...), a database
+    client that changes a schema or data (``psql -c 'create table t (id int)'``), or
+    redirects output into a file. Reading commands (``ls``, ``cat``, ``npm test``, ``psql -c
+    'select 1'``) do not.
     """
+    changes, command = database_changes(command)  # (a client's quoted SQL blanked out)
+    if changes:
+        return True
     if REDIRECT.search(command):
         return True
     for segment in SEGMENTS.split(command):
