@@ -154,6 +154,49 @@ SCENARIOS = [
         "touch inbox/mail",
     ),
     Scenario(
+        "make: the script a recipe runs",
+        "printf 'check:\\n\\t@./run-checks.sh\\n' > Makefile && printf '#!/bin/sh\\nexit 1\\n'"
+        " > run-checks.sh && chmod +x run-checks.sh",
+        "make check",
+        "printf '#!/bin/sh\\nexit 0\\n' > run-checks.sh",
+        needs="make",
+    ),
+    Scenario(
+        "cmake: a source its CMakeLists.txt names",
+        "mkdir src && printf 'cmake_minimum_required(VERSION 3.10)\\nproject(p C)\\n"
+        "add_executable(app src/main.c src/util.c)\\n' > CMakeLists.txt && printf 'int add(int,"
+        " int);\\nint main(void) { return add(1, 1) - 2; }\\n' > src/main.c && printf 'int"
+        " sub(int a, int b) { return a - b; }\\n' > src/util.c && cmake -S . -B build > /dev/null",
+        "cmake --build build",
+        "printf 'int add(int a, int b) { return a + b; }\\n' > src/util.c",
+        needs="cmake",
+    ),
+    Scenario(
+        "java: a class on the class path",
+        "mkdir out && printf 'class B { static int v() { return 1; } }\\n' > B.java && printf"
+        " 'class A { public static void main(String[] a) { if (B.v() != 2) System.exit(1); }"
+        " }\\n' > A.java && javac -d out A.java B.java",
+        "java -cp out A",
+        "sed -i 's/return 1/return 2/' B.java && javac -d out B.java",
+        needs="java",
+    ),
+    Scenario(
+        "pytest: a data file beside the test",
+        "mkdir -p tests/data && echo 2 > tests/data/input.txt && printf 'from pathlib import"
+        " Path\\ndef test_data():\\n    text = (Path(__file__).parent / \"data\" /"
+        " \"input.txt\").read_text()\\n    assert text.strip() == \"3\"\\n'"
+        " > tests/test_data.py",
+        "python3 -m pytest -q -p no:cacheprovider tests/test_data.py",
+        "echo 3 > tests/data/input.txt",
+    ),
+    Scenario(
+        "sqlite3: a table created",
+        "true",
+        "sqlite3 app.db 'select * from t'",
+        "sqlite3 app.db 'create table t (a int)'",
+        needs="sqlite3",
+    ),
+    Scenario(
         "node: the module a test imports",
         _NODE_TESTED,
         "node --test test/",
