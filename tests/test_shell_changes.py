@@ -29,6 +29,16 @@ from scarguard.adapters._shell_changes import installs, shell_changes_workspace
         "terraform apply -auto-approve",
         "kubectl apply -f deploy.yaml",
         "createdb app_test",
+        # a script handed to a shell is read as a command
+        "bash -c 'rm -rf build'",
+        "sh -lc \"git checkout main\"",
+        "bash -c 'cd app && echo 1 > marker'",
+        "sudo sh -c 'echo 1 > /etc/app.conf'",
+        "su deploy -c 'systemctl restart app'",
+        "find . -name '*.pyc' -exec sh -c 'rm \"$1\"' _ {} +",
+        "eval \"touch ready\"",
+        "bash -c \"bash -c 'rm -rf build'\"",
+        "ls > files.txt 2>/dev/null",
     ],
 )
 def test_shell_commands_that_change_the_workspace(command: str) -> None:
@@ -53,6 +63,14 @@ def test_shell_commands_that_change_the_workspace(command: str) -> None:
         "python manage.py test",
         "kubectl get pods",
         "docker ps",
+        # a quoted > is no redirect; /dev/null is no file written
+        "grep -n \"=>\" src",
+        "echo \"a > b\"",
+        "git log --format='%h > %s'",
+        "ls > /dev/null",
+        "make test >/dev/null 2>&1",
+        "bash -c 'ls -la'",
+        "ssh build-host 'rm -rf /tmp/cache'",  # (another machine's files)
     ],
 )
 def test_reading_shell_commands_do_not_mutate(command: str) -> None:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from typing import Final, NamedTuple
 
+from scarguard.adapters._shell_scan import run_words, segments, shell_script
 from scarguard.adapters._sql_changes import mongo_changes, redis_changes, sql_changes
 
 __all__ = ["database_changes"]
@@ -106,17 +107,6 @@ _HINT: Final = re.compile(
     r"|cqlsh|sqlcmd|mongosh|mongo|redis-cli|valkey-cli)(?![\w.-])"
 )
 """A client's name: a command without one is not split at all (the usual case)."""
-_PREFIXES: Final[Mapping[str, frozenset[str]]] = {
-    "sudo": frozenset({"-u", "-g", "-U", "-C", "-D", "-h", "-p", "-r", "-t", "-T", "--user"}),
-    "doas": frozenset({"-u", "-C"}),
-    "env": frozenset({"-u", "-C", "-S", "--unset", "--chdir"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "timeout": frozenset({"-s", "-k", "--signal", "--kill-after"}),
-    "exec": frozenset({"-a"}),
-    **dict.fromkeys(("nohup", "time", "command"), frozenset()),
-}
-"""Programs that run the rest of their words, with their options that take a value."""
-_SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _DEPTH: Final = 3
 """How many ``bash -c '...'`` (or ``su -c``) deep a client is looked for."""
 
@@ -137,12 +127,12 @@ def database_changes(command: str, depth: int = 0) -> tuple[bool, str]:
         return False, command
     kept: list[str] = []  # the command, its clients' quoted words blanked
     done = 0
-    for words, stdin in _segments(command):
-        texts = _run(w.text for w in words)
+    for words, stdin in segments(command):
+        texts = run_words(w.text for w in words)
         if not texts:
             continue
         program = os.path.basename(texts[0])
-        script = _script(program, texts)
+        script = shell_script(program, texts)
         if script is not None and depth < _DEPTH and database_changes(script, depth + 1)[0]:
             return True, command  # bash -c "psql -c 'create table ...'"
         client = _CLIENTS.get(program)
@@ -157,111 +147,6 @@ def database_changes(command: str, depth: int = 0) -> tuple[bool, str]:
                 kept += [command[done : word.start], " " * (word.end - word.start)]
                 done = word.end
     return False, "".join(kept) + command[done:]
-
-
-class _Word(NamedTuple):
-    text: str
-    start: int
-    end: int
-    quoted: bool
-
-
-_PIECE: Final = re.compile(
-    r"""(?P<blank>[^\S\n]+)
-    |(?P<op>&&|\|\||;;|\|&|[;&|\n()])
-    |(?P<redirect>\d*(?:<<<|<<-?|<>|<&|<|>>|>&|>\||>))
-    |(?P<quoted>'[^']*'?|"(?:[^"\\]|\\.)*"?|\$'(?:[^'\\]|\\.)*'?)
-    |(?P<escape>\\.?)
-    |(?P<plain>[^\s'"\\;&|()<>]+)""",
-    re.VERBOSE | re.DOTALL,
-)
-"""One piece of a shell command: each alternative starts on a character of its own, and
-none repeats a group that can match the same text two ways (linear time)."""
-_ESCAPED: Final = re.compile(r'\\([\\"$`\n])')
-
-
-def _segments(command: str) -> Iterator[tuple[list[_Word], bool]]:
-    """Yield each simple command's words and whether it reads a pipe or a redirect."""
-    words: list[_Word] = []
-    text: list[str] = []
-    start, quoted, stdin, target, pos = -1, False, False, False, 0
-    while True:
-        match = _PIECE.match(command, pos)
-        kind = match.lastgroup if match else None
-        if match and kind in ("plain", "quoted", "escape"):
-            piece = match.group()
-            if start < 0 and piece[0] == "#":  # a comment, to the end of the line
-                pos = command.find("\n", pos)
-                pos = len(command) if pos < 0 else pos
-                continue
-            start = pos if start < 0 else start
-            quoted = quoted or kind == "quoted"
-            text.append(piece if kind == "plain" else _unquoted(piece))
-        else:
-            if start >= 0:
-                if not target:  # (a redirect's file is no word of the command)
-                    words.append(_Word("".join(text), start, pos, quoted))
-                target, text, start, quoted = False, [], -1, False
-            if match is None:
-                yield words, stdin
-                return
-            piece = match.group()
-            if kind == "redirect":
-                operator = piece.lstrip("0123456789")
-                fd = piece[: len(piece) - len(operator)]
-                stdin = stdin or (operator[0] == "<" and fd in ("", "0"))
-                target = True
-            elif kind == "op":
-                yield words, stdin
-                words, stdin, target = [], piece in ("|", "|&"), False
-        pos = match.end()
-
-
-def _unquoted(piece: str) -> str:
-    """Return what a quoted piece or an escape stands for (``'a b'``: ``a b``)."""
-    if piece[0] == "\\":
-        return piece[1:].replace("\n", "")  # (a backslash-newline joins two lines)
-    inner = piece[2:] if piece[0] == "$" else piece[1:]
-    inner = inner[:-1] if inner.endswith(piece[-1]) else inner  # (closed: the shell runs it)
-    return _ESCAPED.sub(r"\1", inner) if piece[0] == '"' and "\\" in inner else inner
-
-
-def _run(words: Iterable[str]) -> list[str]:
-    """Return the words of the program a command runs, past ``sudo -u x``, ``env A=1``..."""
-    texts = list(words)
-    i = 0
-    while i < len(texts):
-        word = texts[i]
-        if "=" in word and not word.startswith(("-", "=")):
-            i += 1  # PGPASSWORD=x psql ...
-            continue
-        takes = _PREFIXES.get(os.path.basename(word))
-        if takes is None:
-            break
-        i += 1
-        while i < len(texts) and texts[i].startswith("-"):
-            i += 2 if texts[i] in takes else 1
-            if texts[i - 1] == "--":
-                break
-        if word == "timeout" and i < len(texts):
-            i += 1  # its duration
-    return texts[i:]
-
-
-def _script(program: str, words: list[str]) -> str | None:
-    """Return the command a shell is given (``bash -lc '...'``, ``su postgres -c '...'``)."""
-    if program in _SHELLS:
-        for i, word in enumerate(words[1:], 1):
-            if not word.startswith("-"):
-                return None
-            if word[1] != "-" and "c" in word:
-                rest = [w for w in words[i + 1 :] if not w.startswith("-")]
-                return rest[0] if rest else None
-    elif program == "su":
-        for i, word in enumerate(words[:-1]):
-            if word in ("-c", "--command"):
-                return words[i + 1]
-    return None
 
 
 def _client_changes(client: _Client, words: list[str], stdin: bool) -> bool:

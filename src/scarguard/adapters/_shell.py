@@ -155,7 +155,9 @@ def _words_of_one(value: str) -> tuple[str, ...]:
 
 SEGMENTS: Final = re.compile(r"&&|\|\||[;|\n]")
 """What separates the commands of one shell line (``&&``, ``||``, ``;``, ``|``, a newline)."""
-REDIRECT: Final = re.compile(r"(?<![0-9&])>{1,2}\s*(?!&)[^\s>]")
+REDIRECT: Final = re.compile(
+    r"(?<![0-9&])>{1,2}\s*(?!&)(?!/dev/(?:null|stdout|stderr|tty)(?![\w/.-]))[^\s>]"
+)
 """Output redirected into a file (``> out.txt``, ``>> log``; not ``2>&1``)."""
 
 

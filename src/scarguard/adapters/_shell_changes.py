@@ -15,6 +15,7 @@ from typing import Final
 
 from scarguard.adapters._database_clients import database_changes
 from scarguard.adapters._shell import REDIRECT, SEGMENTS
+from scarguard.adapters._shell_scan import inner_scripts, segments, unquoted_command
 
 __all__ = ["installs", "shell_changes_workspace"]
 
@@ -151,19 +152,33 @@ _MODULE_RUNNERS: Final = frozenset({"python", "python3", "py"})
 """Interpreters that run a tool as a module (``python -m pip install``: pip's words decide)."""
 
 
-def shell_changes_workspace(command: str) -> bool:
+_INNER: Final = re.compile(r"(?<![\w.-])(?:(?:ba|z|da|k)?sh\s+-\w*c|su\s|eval\s)")
+"""A shell handed a script (``bash -c``, ``sh -lc``, ``su -c``, ``eval``): its script decides."""
+_DEPTH: Final = 3
+"""How many shells deep a script is read."""
+
+
+def shell_changes_workspace(command: str, depth: int = 0) -> bool:
     """Return whether a shell command changes files or processes (so earlier failures may not hold).
 
     A command counts when any of its segments runs a changing program (``rm``, ``kill``...),
     a changing subcommand (``git checkout``, ``pip install``, ``sed -i``...), a database
     client that changes a schema or data (``psql -c 'create table t (id int)'``), or
-    redirects output into a file. Reading commands (``ls``, ``cat``, ``npm test``, ``psql -c
-    'select 1'``) do not.
+    redirects output into a file (not ``/dev/null``, not a ``>`` quoted: ``grep "=>" src``),
+    also in a script it hands a shell (``bash -c 'git checkout main'``, ``eval "..."``).
+    Reading commands (``ls``, ``cat``, ``npm test``, ``psql -c 'select 1'``) do not.
     """
     changes, command = database_changes(command)  # (a client's quoted SQL blanked out)
     if changes:
         return True
-    if REDIRECT.search(command):
+    if depth < _DEPTH and _INNER.search(command):
+        for scanned, _ in segments(command):
+            for script in inner_scripts([w.text for w in scanned]):
+                if shell_changes_workspace(script, depth + 1):
+                    return True
+    if REDIRECT.search(command) and (
+        ("'" not in command and '"' not in command) or REDIRECT.search(unquoted_command(command))
+    ):
         return True
     for segment in SEGMENTS.split(command):
         words = [w for w in segment.split() if "=" not in w or w.startswith("-")]
