@@ -83,7 +83,9 @@ def test_reading_shell_commands_do_not_mutate(command: str) -> None:
 def test_which_commands_may_put_a_program_on_path() -> None:
     """Installs and environment changes may; builds, merges and readers do not."""
     may = ("pip install foo", "npm i -g foo", "source .venv/bin/activate", "make install")
-    for command in (*may, "export PATH=$PATH:/opt/bin", "sudo apt-get install foo"):
+    shelled = ("bash -lc 'pip install foo'", "sh -c 'cd tools && npm ci'")
+    for command in (*may, *shelled, "export PATH=$PATH:/opt/bin", "sudo apt-get install foo"):
         assert installs(command), command
-    for command in ("git merge feature", "make build", "ls", "python gen.py", "pip list"):
+    for command in ("git merge feature", "make build", "ls", "python gen.py", "pip list",
+                    "bash -c 'pip list'"):  # fmt: skip
         assert not installs(command), command

@@ -221,16 +221,22 @@ _PIPED_INSTALLER: Final = re.compile(
 _ENVIRONMENT: Final = frozenset({"source", ".", "export", "activate", "alias", "hash", "rehash"})
 
 
-def installs(command: str) -> bool:
+def installs(command: str, depth: int = 0) -> bool:
     """Return whether a shell command may put a program on ``PATH``.
 
     An install by a package or tool manager (``pip install``, ``npm i -g``, ``brew
     install``, ``make install``, ``python -m pip install``, ``npm ci``, an installer script
     piped into a shell...), or a change of the shell's environment (``source
-    .venv/bin/activate``, ``export PATH=...``).
+    .venv/bin/activate``, ``export PATH=...``), also in a script handed to a shell (``bash
+    -lc 'pip install x'``).
     """
     if _PIPED_INSTALLER.search(command):
         return True
+    if depth < _DEPTH and _INNER.search(command):
+        for scanned, _ in segments(command):
+            for script in inner_scripts([w.text for w in scanned]):
+                if installs(script, depth + 1):
+                    return True
     for segment in SEGMENTS.split(command):
         words = segment.split()
         while words and (words[0] in _PREFIXES or ("=" in words[0] and words[0][0] != "-")):
