@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Final
 
 from scarguard.adapters._database_clients import database_changes
@@ -158,6 +158,17 @@ _DEPTH: Final = 3
 """How many shells deep a script is read."""
 
 
+def _in_shells(command: str, depth: int, judge: Callable[[str, int], bool]) -> bool:
+    """Return whether ``judge`` says yes of a script the command hands a shell."""
+    if depth >= _DEPTH or not _INNER.search(command):
+        return False
+    for scanned, _ in segments(command):
+        for script in inner_scripts([w.text for w in scanned]):
+            if judge(script, depth + 1):
+                return True
+    return False
+
+
 def shell_changes_workspace(command: str, depth: int = 0) -> bool:
     """Return whether a shell command changes files or processes (so earlier failures may not hold).
 
@@ -171,11 +182,8 @@ def shell_changes_workspace(command: str, depth: int = 0) -> bool:
     changes, command = database_changes(command)  # (a client's quoted SQL blanked out)
     if changes:
         return True
-    if depth < _DEPTH and _INNER.search(command):
-        for scanned, _ in segments(command):
-            for script in inner_scripts([w.text for w in scanned]):
-                if shell_changes_workspace(script, depth + 1):
-                    return True
+    if _in_shells(command, depth, shell_changes_workspace):
+        return True
     if REDIRECT.search(command) and (
         ("'" not in command and '"' not in command) or REDIRECT.search(unquoted_command(command))
     ):
@@ -232,11 +240,8 @@ def installs(command: str, depth: int = 0) -> bool:
     """
     if _PIPED_INSTALLER.search(command):
         return True
-    if depth < _DEPTH and _INNER.search(command):
-        for scanned, _ in segments(command):
-            for script in inner_scripts([w.text for w in scanned]):
-                if installs(script, depth + 1):
-                    return True
+    if _in_shells(command, depth, installs):
+        return True
     for segment in SEGMENTS.split(command):
         words = segment.split()
         while words and (words[0] in _PREFIXES or ("=" in words[0] and words[0][0] != "-")):
