@@ -45,7 +45,7 @@ from scarguard.learning._builds import (
 )
 from scarguard.learning._directories import READ, program_directory, programs
 from scarguard.learning._prerequisites import prerequisites
-from scarguard.learning._scripts import package_script, script_names
+from scarguard.learning._scripts import PACKAGE_MANAGERS, package_script, script_names
 
 __all__ = ["program_inputs"]
 
@@ -74,7 +74,6 @@ _CARGO_BUILDS: Final = frozenset(
     {"build", "b", "test", "t", "run", "r", "check", "c", "clippy", "bench", "doc", "nextest"}
 )
 _GO_BUILDS: Final = frozenset({"build", "test", "run", "vet", "install", "generate"})
-_PACKAGE_MANAGERS: Final = frozenset({"npm", "yarn", "pnpm", "bun"})
 _SOURCING: Final = frozenset({"source", "."})
 _SCRIPTS: Final = (".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".rb", ".pl",
                    ".php", ".lua")  # fmt: skip
@@ -132,7 +131,7 @@ def _of_command(
             continue
         where = os.path.normpath(_joined(start, where))
         yield from _read_by(where, words, read, names, depth)
-        if not scripts or os.path.basename(words[0]) not in _PACKAGE_MANAGERS:
+        if not scripts or os.path.basename(words[0]) not in PACKAGE_MANAGERS:
             continue
         package, _ = program_directory(where, words[1:], make=False)
         script = package_script(package, words, read)

@@ -27,7 +27,7 @@ from typing import Final
 
 from scarguard.adapters._shell import command_files
 
-__all__ = ["package_script", "script_names"]
+__all__ = ["PACKAGE_MANAGERS", "package_script", "script_names"]
 
 Read = Callable[[str], str | None]
 Names = Callable[[str], frozenset[str] | None]
@@ -41,7 +41,8 @@ _PER_SCRIPT: Final = 12
 _LITERAL: Final = re.compile(r"""(?<![\w\\])(['"])([\w@+-][\w./@+-]{0,150})\1""")
 """A quoted word made of the characters of a path (no spaces, no escapes)."""
 _PATHISH: Final = re.compile(r"/|\.[A-Za-z][A-Za-z0-9]{0,9}$")
-_RUNNERS: Final = frozenset({"npm", "yarn", "pnpm", "bun"})
+PACKAGE_MANAGERS: Final = frozenset({"npm", "yarn", "pnpm", "bun"})
+"""The package managers whose scripts ``package.json`` names (``npm test``, ``yarn build``)."""
 _VALUED: Final = frozenset({"--prefix", "-C", "--cwd", "--dir", "--filter", "-w", "--workspace"})
 """Options whose value is the next word (a folder, a workspace)."""
 _RUN_WORDS: Final = frozenset({"run", "run-script", "rum", "urn"})
@@ -151,7 +152,7 @@ def package_script(where: str, words: list[str], read: Read) -> str | None:
     ``where`` is the package's folder (after ``--prefix``, ``--cwd``, ``-C``).
     """
     program = os.path.basename(words[0])
-    if program not in _RUNNERS or len(words) < 2:
+    if program not in PACKAGE_MANAGERS or len(words) < 2:
         return None
     rest, skip = [], False
     for word in words[1:]:
