@@ -183,6 +183,7 @@ class CheckingMixin:
         args: Mapping[str, Any],
         targets: Sequence[str] | None = None,
         nowait: bool = False,
+        signals: bool = True,
     ) -> Screen | None:
         """Allow the call without describing it if nothing known applies (the fast path).
 
@@ -193,7 +194,8 @@ class CheckingMixin:
         built; ``None`` sends the call through :meth:`check`. With ``nowait`` nothing
         touches the store (``None`` when the index's currency is not known without I/O);
         without, a ``None`` returned (not raised) leaves the index current as of this check
-        (:meth:`_check_indexed` may decide the described call).
+        (:meth:`_check_indexed` may decide the described call). ``signals``: send the
+        decision's signals (``False``: the caller knows nobody listens).
         """
         if nowait:
             if not self._current_without_io():
@@ -215,7 +217,8 @@ class CheckingMixin:
             return None
         if self._progress.hot_for(tool):
             return None
-        decision_signals(tool, "allowed", (), self.scope)
+        if signals:
+            decision_signals(tool, "allowed", (), self.scope)
         return shape
 
     def _quick_check(

@@ -265,8 +265,11 @@ class SuccessMixin:
         result: Any,
         score: float | None = None,
         nowait: bool = False,
+        signals: bool = True,
     ) -> bool:
         """Count the success of a call screened as ``shape`` (see :meth:`_quick_success`).
+
+        ``signals``: send the outcome's signals (``False``: the caller knows nobody listens).
 
         Returns:
             Whether it was counted; ``False`` says to record it by the full path.
@@ -313,7 +316,8 @@ class SuccessMixin:
             view.release()
         if full >= self._batch:
             self.flush()
-        outcome_signals(tool, None, None, (), (), self.scope)
+        if signals:
+            outcome_signals(tool, None, None, (), (), self.scope)
         return True
 
     @contextmanager

@@ -25,6 +25,7 @@ from scarguard.guard.tally import Tally, ToolStats
 from scarguard.learning.progress import NO_RESULT
 from scarguard.memory import FailureMemory, default_memory
 from scarguard.model import Call, Decision
+from scarguard.telemetry import _unheard
 
 _RECORD = FailureMemory.record
 _Allowed = tuple[FailureMemory, str, Mapping[str, Any]]
@@ -207,8 +208,9 @@ class ToolGuard:
             step = self._step(bound)
             step.enter()
             return self._after_check(step, wrapped, args, kwargs)
+        heard = not _unheard()  # (asked once: the decision's and the outcome's signals)
         try:
-            shape = memory._clean_check(self.name, bound)
+            shape = memory._clean_check(self.name, bound, None, False, heard)
         except Exception:  # the full check reports what is wrong
             step = self._step(bound)
             step.enter_full()
@@ -236,7 +238,7 @@ class ToolGuard:
             return self._run_sync(step, wrapped, args, kwargs)
         kept = NO_RESULT if result is None else result
         try:
-            counted = memory._count_success(self.name, bound, None, shape, kept)
+            counted = memory._count_success(self.name, bound, None, shape, kept, None, False, heard)
         except Exception:  # the step's record reports what is wrong
             counted = False
         if counted:
