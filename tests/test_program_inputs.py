@@ -12,11 +12,15 @@ does not lift the ban.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from helpers.engine import memory_in
+from scarguard import ToolBlocked, guarded_tool
+from scarguard.learning._imports import code_imports, inline_python
 from scarguard.learning._inputs import program_inputs
 from scarguard.learning._prerequisites import prerequisites
 from scarguard.observe import LocalObserver
@@ -210,6 +214,79 @@ def test_a_fix_by_hand_to_the_crate_lifts_cargo_test(tmp_path: Path) -> None:
     assert sh(tmp_path, "sed -i 's/a - b/a + b/' src/lib.rs").returncode == 0
     assert memory.check("bash", args).allowed
     assert sh(tmp_path, command).returncode == 0
+
+
+PKG = {
+    "pkg/__init__.py": "",
+    "pkg/calc.py": "from .consts import STEP\ndef add(a, b):\n    return a - b * STEP\n",
+    "pkg/consts.py": "STEP = 1\n",
+    "README.md": "notes\n",
+}
+
+
+def _workspace(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def test_a_code_tool_s_failure_is_lifted_by_a_fix_to_the_module_its_code_imports(
+    tmp_path: Path,
+) -> None:
+    """``execute_python(code=...)`` (a code interpreter tool, run for real) fails on the
+    workspace's ``pkg.calc``; a fix by hand there lifts it, a README change does not."""
+    _workspace(tmp_path, PKG)
+    memory = memory_in(tmp_path)
+
+    @guarded_tool(memory)
+    def execute_python(code: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True
+        )
+        if done.returncode:
+            raise RuntimeError(done.stderr[-2000:])
+        return done.stdout
+
+    code = "import json; from pkg.calc import add\nassert add(1, 2) == 3, add(1, 2)"
+    for _ in range(2):
+        memory.clock.advance(5)  # type: ignore[attr-defined]
+        with pytest.raises(RuntimeError, match="AssertionError"):
+            execute_python(code)
+    with pytest.raises(ToolBlocked):
+        execute_python(code)
+    (tmp_path / "README.md").write_text("more notes\n")
+    assert not memory.check("execute_python", {"code": code}).allowed
+    (tmp_path / "pkg" / "consts.py").write_text("STEP = -1\n")  # two imports away
+    assert memory.check("execute_python", {"code": code}).allowed
+    assert execute_python(code) == ""
+
+
+def test_python_c_s_failure_is_lifted_by_a_fix_to_the_module_it_imports(tmp_path: Path) -> None:
+    _workspace(tmp_path, PKG)
+    memory = memory_in(tmp_path)
+    command = "python3 -c 'from pkg.calc import add; assert add(1, 2) == 3'"
+    args = banned(memory, tmp_path, command)
+    sh(tmp_path, "echo more >> README.md")
+    assert not memory.check("bash", args).allowed
+    (tmp_path / "pkg" / "calc.py").write_text("def add(a, b):\n    return a + b\n")
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
+def test_the_python_a_call_runs_inline_and_what_it_imports(tmp_path: Path) -> None:
+    _workspace(tmp_path, {**PKG, "app/pkg/__init__.py": "", "app/pkg/calc.py": ""})
+    assert inline_python({"code": "import os"}) == "import os"
+    assert inline_python({"code": "print(1)"}) is None  # imports nothing
+    assert inline_python({"command": "python3 -c 'import pkg' && ls"}) == "import pkg"
+    assert inline_python({"command": "sudo python3.12 -u -c \"import pkg\""}) == "import pkg"
+    assert inline_python({"command": "python3 app.py -c import"}) is None  # a script's -c
+    observer = LocalObserver(tmp_path)
+    found = code_imports("import os, json; from pkg.calc import add", observer.read, observer.names)
+    assert found == ("pkg/calc.py", "pkg/consts.py")
+    assert code_imports("import pkg.calc", observer.read, observer.names, "app") == (
+        "app/pkg/calc.py",
+    )  # (run in app/: its pkg first)
+    assert code_imports("import requests", observer.read, observer.names) == ()
 
 
 def inputs(root: Path, command: str) -> tuple[str, ...]:

@@ -16,6 +16,9 @@ few levels deep and a bounded number of files:
 - Rust: the crate's root (``src/lib.rs``, ``src/main.rs``) for a file of it or of its
   ``tests``, ``benches`` or ``examples``, and the files its ``mod x;`` declarations load.
 
+Code run inline is followed the same way: a code tool's ``code`` argument
+(``execute_python(code="from pkg.calc import add; ...")``) and ``python -c "..."``.
+
 Existence is judged from folder listings (one per folder, remembered by the observer while
 the folder is unchanged), so a module that is not in the workspace costs no failed ``stat``.
 """
@@ -26,10 +29,12 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable
-from typing import Final, NamedTuple
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Final, NamedTuple
 
-__all__ = ["SOURCES", "imported_files"]
+from scarguard.adapters._shell_scan import run_words, segments
+
+__all__ = ["SOURCES", "code_imports", "imported_files", "inline_python"]
 
 _IMPORT: Final = re.compile(
     r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?[ \t]*([\w, \t*]*)"
@@ -50,8 +55,59 @@ _DEPTH: Final = 3
 _READ: Final = 64 * 1024
 """Only the first 64 KiB of a module are searched for imports."""
 
+_CODE_ARGS: Final = ("code", "python_code", "source_code", "script", "python", "source")
+"""The arguments a code tool is given its Python in (smolagents' and most agents' ``code``)."""
+_PYTHON: Final = re.compile(r"^(?:python|pypy)[\d.]*$")
+
 Read = Callable[[str], str | None]
 Names = Callable[[str], frozenset[str] | None]
+
+
+def inline_python(call_args: Mapping[str, Any]) -> str | None:
+    """Return the Python a call runs inline, if it imports anything (first 64 KiB).
+
+    A code tool's ``code`` argument (or ``script``, ``source``...), or the code ``python -c
+    "..."`` is given.
+    """
+    for key in _CODE_ARGS:
+        value = call_args.get(key)
+        if isinstance(value, str) and "import" in value:
+            return value[:_READ]
+    for key in ("command", "cmd"):
+        command = call_args.get(key)
+        if isinstance(command, str) and "-c" in command and "import" in command:
+            return _python_c(command[:_READ])
+    return None
+
+
+def _python_c(command: str) -> str | None:
+    for words, _ in segments(command):
+        texts = run_words(w.text for w in words)
+        if not texts or not _PYTHON.match(os.path.basename(texts[0])):
+            continue
+        for i, word in enumerate(texts[1:-1], 1):
+            if word == "-c":
+                return texts[i + 1]
+            if not word.startswith("-"):
+                break  # a script's or a module's name: its own arguments follow
+    return None
+
+
+def code_imports(code: str, read: Read, names: Names, where: str = ".") -> tuple[str, ...]:
+    """Return the workspace modules inline code imports, directly or not.
+
+    As :func:`imported_files` does for a file; ``where`` is the folder the code runs in,
+    where its imports resolve first.
+    """
+    roots = _ROOTS if where == "." else (where, os.path.join(where, "src"), *_ROOTS)
+    statements = _statements(code.replace(";", "\n"))  # (import a; from b import c)
+    here = "_.py" if where == "." else os.path.join(where, "_.py")
+    first = list(dict.fromkeys(_resolved(here, statements, names, roots)))
+    if not first:
+        return ()
+    found = dict.fromkeys(first)
+    found.update(dict.fromkeys(imported_files(first, read, names, where)))
+    return tuple(found)[:_FILES]
 
 
 def imported_files(

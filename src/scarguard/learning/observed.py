@@ -33,7 +33,7 @@ from scarguard.adapters._shell import (
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._beside import beside_files
 from scarguard.learning._directories import elsewhere_files, ran_in
-from scarguard.learning._imports import SOURCES, imported_files
+from scarguard.learning._imports import SOURCES, code_imports, imported_files, inline_python
 from scarguard.learning._inputs import program_inputs
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._missing import missing_paths
@@ -165,8 +165,8 @@ def with_read_files(
 
     What its programs read without the command naming it (``learning._inputs``: a make
     goal's prerequisites, a glob's files, a cargo crate...), and the workspace modules its
-    source files import (``learning._imports``), when the observer can read files and list
-    folders; and for a failure with no condition
+    source files and its inline Python import (``learning._imports``), when the observer
+    can read files and list folders; and for a failure with no condition
     (``conditioned`` false), the configuration-like files beside what it ran
     (``learning._beside``). The bound on the number of paths drops these first.
     """
@@ -180,6 +180,9 @@ def with_read_files(
         starts = _sources((*paths, *inputs)) if inputs else _sources(paths)
         if read is not None and starts:
             extra = imported_files(starts, read, names, ran_in(call.args))
+        code = inline_python(call.args)
+        if read is not None and code is not None:  # execute_python(code=...), python -c
+            extra += code_imports(code, read, names, ran_in(call.args))
         extra = inputs + extra
         if not conditioned:
             extra += beside_files(command_files(call.args), names)
