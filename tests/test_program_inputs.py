@@ -20,7 +20,7 @@ import pytest
 
 from helpers.engine import memory_in
 from scarguard import ToolBlocked, guarded_tool
-from scarguard.learning._imports import code_imports, inline_python
+from scarguard.learning._imports import code_imports, inline_code
 from scarguard.learning._inputs import program_inputs
 from scarguard.learning._prerequisites import prerequisites
 from scarguard.observe import LocalObserver
@@ -273,13 +273,42 @@ def test_python_c_s_failure_is_lifted_by_a_fix_to_the_module_it_imports(tmp_path
     assert sh(tmp_path, command).returncode == 0
 
 
+@pytest.mark.parametrize(
+    ("needs", "command"),
+    [
+        ("python3", "python3 - <<'EOF'\nfrom pkg.calc import add\nassert add(1, 2) == 3\nEOF"),
+        ("python3", "echo 'from pkg.calc import add; assert add(1, 2) == 3' | python3"),
+        ("node", "node -e \"process.exit(require('./lib/calc.js').add(1, 2) === 3 ? 0 : 1)\""),
+    ],
+)
+def test_code_given_to_an_interpreter_inline_is_followed_to_what_it_imports(
+    tmp_path: Path, needs: str, command: str
+) -> None:
+    """A heredoc, a pipe and ``node -e``: the module the code imports, fixed by hand, lifts."""
+    if shutil.which(needs) is None:
+        pytest.skip(f"needs {needs}")
+    _workspace(tmp_path, {**PKG, "lib/calc.js": "exports.add = (a, b) => a - b;\n"})
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    sh(tmp_path, "echo more >> README.md")
+    assert not memory.check("bash", args).allowed
+    sh(tmp_path, "sed -i 's/a - b \\* STEP/a + b/; s/a - b/a + b/' pkg/calc.py lib/calc.js")
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
 def test_the_python_a_call_runs_inline_and_what_it_imports(tmp_path: Path) -> None:
     _workspace(tmp_path, {**PKG, "app/pkg/__init__.py": "", "app/pkg/calc.py": ""})
-    assert inline_python({"code": "import os"}) == "import os"
-    assert inline_python({"code": "print(1)"}) is None  # imports nothing
-    assert inline_python({"command": "python3 -c 'import pkg' && ls"}) == "import pkg"
-    assert inline_python({"command": "sudo python3.12 -u -c \"import pkg\""}) == "import pkg"
-    assert inline_python({"command": "python3 app.py -c import"}) is None  # a script's -c
+    assert inline_code({"code": "import os"}) == "import os"
+    assert inline_code({"code": "print(1)"}) is None  # imports nothing
+    assert inline_code({"command": "python3 -c 'import pkg' && ls"}) == "import pkg"
+    assert inline_code({"command": "sudo python3.12 -u -c \"import pkg\""}) == "import pkg"
+    assert inline_code({"command": "python3 app.py -c import"}) is None  # a script's -c
+    assert inline_code({"command": "node -e \"require('./x')\""}) == "require('./x')"
+    assert inline_code({"command": "echo 'import a' | python3 -"}) == "import a"
+    assert inline_code({"command": "echo 'import a' | python3 tool.py"}) is None  # its script
+    assert inline_code({"command": "python3 <<EOF\nimport a\nEOF\nls"}) == "import a"
+    assert inline_code({"command": "cat <<EOF > x.py\nimport a\nEOF"}) is None  # not run
     observer = LocalObserver(tmp_path)
     found = code_imports("import os, json; from pkg.calc import add", observer.read, observer.names)
     assert found == ("pkg/calc.py", "pkg/consts.py")

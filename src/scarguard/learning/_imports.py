@@ -17,7 +17,8 @@ few levels deep and a bounded number of files:
   ``tests``, ``benches`` or ``examples``, and the files its ``mod x;`` declarations load.
 
 Code run inline is followed the same way: a code tool's ``code`` argument
-(``execute_python(code="from pkg.calc import add; ...")``) and ``python -c "..."``.
+(``execute_python(code="from pkg.calc import add; ...")``), ``python -c "..."``, ``node -e
+"require('./lib/calc')"``, code piped into an interpreter or written in a heredoc.
 
 Existence is judged from folder listings (one per folder, remembered by the observer while
 the folder is unchanged), so a module that is not in the workspace costs no failed ``stat``.
@@ -26,15 +27,16 @@ the folder is unchanged), so a module that is not in the workspace costs no fail
 from __future__ import annotations
 
 import functools
+import itertools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
 from scarguard.adapters._shell_scan import run_words, segments
 
-__all__ = ["SOURCES", "code_imports", "imported_files", "inline_python"]
+__all__ = ["SOURCES", "code_imports", "imported_files", "inline_code"]
 
 _IMPORT: Final = re.compile(
     r"^[ \t]*(?:from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+\(?[ \t]*([\w, \t*]*)"
@@ -57,56 +59,97 @@ _READ: Final = 64 * 1024
 
 _CODE_ARGS: Final = ("code", "python_code", "source_code", "script", "python", "source")
 """The arguments a code tool is given its Python in (smolagents' and most agents' ``code``)."""
-_PYTHON: Final = re.compile(r"^(?:python|pypy)[\d.]*$")
+_INTERPRETER: Final = re.compile(r"^(?:python|pypy|node|deno|bun)[\d.]*$")
+_EVALUATES: Final = frozenset({"-c", "-e", "--eval", "-p", "--print"})
+"""The options an interpreter is given code to run with (``python -c``, ``node -e``)."""
+_HEREDOC: Final = re.compile(r"<<-?[ \t]*(['\"]?)(\w{1,32})\1")
+"""A here-document's start and its word (``python3 - <<'EOF'``)."""
 
 Read = Callable[[str], str | None]
 Names = Callable[[str], frozenset[str] | None]
 
 
-def inline_python(call_args: Mapping[str, Any]) -> str | None:
-    """Return the Python a call runs inline, if it imports anything (first 64 KiB).
+def inline_code(call_args: Mapping[str, Any]) -> str | None:
+    """Return the code a call runs inline, if it imports anything (first 64 KiB).
 
-    A code tool's ``code`` argument (or ``script``, ``source``...), or the code ``python -c
-    "..."`` is given.
+    A code tool's ``code`` argument (or ``script``, ``source``...); or, in a command, the
+    code given to ``python -c``, ``node -e``/``--eval``/``-p``, piped into an interpreter
+    (``echo '...' | python3``) or written into a heredoc (``python3 - <<'EOF'``).
     """
     for key in _CODE_ARGS:
         value = call_args.get(key)
-        if isinstance(value, str) and "import" in value:
+        if isinstance(value, str) and ("import" in value or "require" in value):
             return value[:_READ]
     for key in ("command", "cmd"):
         command = call_args.get(key)
-        if isinstance(command, str) and "-c" in command and "import" in command:
-            return _python_c(command[:_READ])
+        if isinstance(command, str) and ("import" in command or "require" in command):
+            return _inline(command[:_READ])
     return None
 
 
-def _python_c(command: str) -> str | None:
-    for words, _ in segments(command):
+def _inline(command: str) -> str | None:
+    """The code a command's interpreters are given inline, joined (``None``: none)."""
+    codes: list[str] = []
+    echoed: list[str] = []  # what the segment before printed, if it was echo or printf
+    runs = False
+    for words, stdin in segments(command):
         texts = run_words(w.text for w in words)
-        if not texts or not _PYTHON.match(os.path.basename(texts[0])):
+        if not texts:
             continue
-        for i, word in enumerate(texts[1:-1], 1):
-            if word == "-c":
-                return texts[i + 1]
-            if not word.startswith("-"):
-                break  # a script's or a module's name: its own arguments follow
-    return None
+        program = os.path.basename(texts[0])
+        if _INTERPRETER.match(program):
+            runs = True
+            given, reads_stdin = _evaluated(texts)
+            if given is not None:
+                codes.append(given)
+            elif reads_stdin and stdin:
+                codes.extend(echoed)
+        echoed = texts[1:] if program in ("echo", "printf") else []
+    if runs and "<<" in command:
+        codes.extend(_heredocs(command))
+    return "\n".join(codes) or None
+
+
+def _heredocs(command: str) -> Iterator[str]:
+    """The bodies of a command's first two here-documents (a string search each)."""
+    for match in itertools.islice(_HEREDOC.finditer(command), 2):
+        start = command.find("\n", match.end())
+        if start < 0:
+            return
+        word = match.group(2)
+        end = command.find(f"\n{word}\n", start)
+        end = end if end >= 0 else command.find(f"\n{word}", start)
+        yield command[start + 1 : end if end >= 0 else len(command)]
+
+
+def _evaluated(words: list[str]) -> tuple[str | None, bool]:
+    """The code an interpreter's words give it, and whether it reads its standard input."""
+    for i, word in enumerate(words[1:], 1):
+        if word in _EVALUATES:
+            return (words[i + 1] if i + 1 < len(words) else None), False
+        if word == "-":
+            return None, True
+        if word in ("-m", "--module") or not word.startswith("-"):
+            return None, False  # a module's or a script's name: it runs that
+    return None, True
 
 
 def code_imports(code: str, read: Read, names: Names, where: str = ".") -> tuple[str, ...]:
     """Return the workspace modules inline code imports, directly or not.
 
-    As :func:`imported_files` does for a file; ``where`` is the folder the code runs in,
-    where its imports resolve first.
+    As :func:`imported_files` does for a file: its Python imports and its JavaScript
+    relative specifiers (``require('./lib/calc')``), from ``where``, the folder the code
+    runs in.
     """
     roots = _ROOTS if where == "." else (where, os.path.join(where, "src"), *_ROOTS)
     statements = _statements(code.replace(";", "\n"))  # (import a; from b import c)
     here = "_.py" if where == "." else os.path.join(where, "_.py")
-    first = list(dict.fromkeys(_resolved(here, statements, names, roots)))
+    first = _resolved(here, statements, names, roots)
+    first += [f for spec in _specifiers(code) for f in _script(where, spec, names)]
     if not first:
         return ()
     found = dict.fromkeys(first)
-    found.update(dict.fromkeys(imported_files(first, read, names, where)))
+    found.update(dict.fromkeys(imported_files(list(found), read, names, where)))
     return tuple(found)[:_FILES]
 
 

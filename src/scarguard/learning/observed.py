@@ -33,7 +33,7 @@ from scarguard.adapters._shell import (
 from scarguard.errors import ScarguardWarning
 from scarguard.learning._beside import beside_files
 from scarguard.learning._directories import elsewhere_files, ran_in
-from scarguard.learning._imports import SOURCES, code_imports, imported_files, inline_python
+from scarguard.learning._imports import SOURCES, code_imports, imported_files, inline_code
 from scarguard.learning._inputs import program_inputs
 from scarguard.learning._make import make_sources, missing_make_target
 from scarguard.learning._missing import missing_paths
@@ -180,8 +180,8 @@ def with_read_files(
         starts = _sources((*paths, *inputs)) if inputs else _sources(paths)
         if read is not None and starts:
             extra = imported_files(starts, read, names, ran_in(call.args))
-        code = inline_python(call.args)
-        if read is not None and code is not None:  # execute_python(code=...), python -c
+        code = inline_code(call.args)
+        if read is not None and code is not None:  # execute_python(code=...), python -c...
             extra += code_imports(code, read, names, ran_in(call.args))
         extra = inputs + extra
         if not conditioned:
