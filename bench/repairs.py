@@ -190,6 +190,12 @@ SCENARIOS = [
         "echo 3 > tests/data/input.txt",
     ),
     Scenario(
+        "python: a heredoc's code, the module it imports",
+        _TESTED,
+        "python3 - <<'EOF'\nfrom pkg.calc import limit\nassert limit() == 3\nEOF",
+        "printf 'LIMIT = 3\\n' > pkg/consts.py",
+    ),
+    Scenario(
         "sqlite3: a table created",
         "true",
         "sqlite3 app.db 'select * from t'",
