@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+from pathlib import Path
+
 import pytest
 
+from scarguard import FailureMemory, ToolBlocked, guarded_tool
 from scarguard.adapters import ToolCallAdapter
 from scarguard.adapters._shell_changes import installs, shell_changes_workspace
+from scarguard.testing import FakeClock
 
 
 @pytest.mark.parametrize(
@@ -89,3 +95,39 @@ def test_which_commands_may_put_a_program_on_path() -> None:
     for command in ("git merge feature", "make build", "ls", "python gen.py", "pip list",
                     "bash -c 'pip list'"):  # fmt: skip
         assert not installs(command), command
+
+
+def test_a_command_given_as_an_argument_vector_is_the_same_command(tmp_path: Path) -> None:
+    """``{"command": ["bash", "-lc", "..."]}`` (how some shell tools take it) is read as the
+    command line: the same fingerprint, and a success that changes the world lifts the
+    bans of shell commands, through a guarded tool that runs the vector for real."""
+    adapter = ToolCallAdapter()
+    vector = adapter.describe("shell", {"command": ["git", "checkout", "-q", "my feature"]})
+    line = adapter.describe("shell", {"command": "git checkout -q 'my feature'"})
+    assert vector.fingerprint == line.fingerprint
+    assert adapter.mutating(adapter.describe("shell", {"command": ["rm", "-rf", "build"]}))
+    assert adapter.mutating(adapter.describe("shell", {"command": ["bash", "-lc", "make clean"]}))
+    assert not adapter.mutating(adapter.describe("shell", {"command": ["ls", "-la"]}))
+
+    memory = FailureMemory(":memory:", root=tmp_path, clock=FakeClock())
+    marker = tmp_path.parent / f"{tmp_path.name}-ready"  # outside the workspace: not watched
+
+    @guarded_tool(memory)
+    def shell(command: list[str]) -> str:
+        done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
+        if done.returncode:
+            raise RuntimeError(f"exit {done.returncode}: {done.stderr}")
+        return done.stdout
+
+    check = ["python3", "-c", f"import os, sys; sys.exit(not os.path.exists({str(marker)!r}))"]
+    for _ in range(2):
+        memory.clock.advance(5)  # type: ignore[attr-defined]
+        with pytest.raises(RuntimeError):
+            shell(check)
+    with pytest.raises(ToolBlocked):
+        shell(check)
+    shell(["ls"])  # a read changes nothing
+    with pytest.raises(ToolBlocked):
+        shell(check)
+    shell(["bash", "-lc", f"touch {shlex.quote(str(marker))}"])
+    assert shell(check) == ""

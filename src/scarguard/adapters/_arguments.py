@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import shlex
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
@@ -22,6 +23,7 @@ __all__ = [
     "SEARCH_ARGS",
     "SHELL_ARGS",
     "URL_KEYS",
+    "command_strings",
     "inserted_text",
     "normalise_path",
     "safe_value",
@@ -45,6 +47,32 @@ def _text_of(args: Mapping[str, Any], keys: frozenset[str]) -> str | None:
         if isinstance(value, str):
             return value
     return None
+
+
+_ARGV: Final = 256
+"""An argument vector of more words than this is no command line (it is left as it is)."""
+
+
+def command_strings(args: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Return ``args`` with a command given as an argument vector spelt as a command line.
+
+    ``{"command": ["bash", "-lc", "git checkout main"]}`` (how some shell tools take their
+    command) becomes ``{"command": "bash -lc 'git checkout main'"}``, quoted as the shell
+    would need it, so that it is read, fingerprinted and judged as the same command given
+    as text. ``args`` itself is returned when no command is a vector of strings.
+    """
+    changed: dict[str, Any] | None = None
+    for key in SHELL_ARGS:
+        value = args.get(key)
+        if (
+            isinstance(value, (list, tuple))
+            and 0 < len(value) <= _ARGV
+            and all(isinstance(word, str) for word in value)
+        ):
+            if changed is None:
+                changed = dict(args)
+            changed[key] = shlex.join(value)
+    return args if changed is None else changed
 
 
 def search_text(args: Mapping[str, Any]) -> str | None:

@@ -48,6 +48,7 @@ from scarguard.adapters._arguments import (
     SEARCH_ARGS,
     SHELL_ARGS,
     URL_KEYS,
+    command_strings,
     normalise_path,
     safe_value,
     string_targets,
@@ -282,6 +283,8 @@ class ToolCallAdapter:
             targets: Explicit targets (normalised like extracted ones); ``None`` extracts them.
             previous: Unused: tool calls carry no parameter deltas.
         """
+        if not SHELL_ARGS.isdisjoint(args):  # ["bash", "-lc", "..."]: one command line
+            args = command_strings(args)
         normalised = self.normalise_args(args)
         found: tuple[str, ...] | None = None
         if targets is not None:
@@ -310,6 +313,8 @@ class ToolCallAdapter:
             return True
         if action_class != SHELL_EXEC:
             return False
+        if not SHELL_ARGS.isdisjoint(args):
+            args = command_strings(args)
         commands = [v for k, v in args.items() if k in SHELL_ARGS and isinstance(v, str)]
         if not commands and names_program(tool_words(tool)):
             # a tool named for a program (``git(args="merge x")``): its words and arguments
