@@ -45,6 +45,8 @@ from scarguard.testing import FakeClock
         "eval \"touch ready\"",
         "bash -c \"bash -c 'rm -rf build'\"",
         "ls > files.txt 2>/dev/null",
+        "kubectl exec -it web-0 -- rm -rf /tmp/cache",
+        "kubectl -n prod exec deploy/api -c app -- sh -c 'touch /data/ready'",
     ],
 )
 def test_shell_commands_that_change_the_workspace(command: str) -> None:
@@ -77,6 +79,8 @@ def test_shell_commands_that_change_the_workspace(command: str) -> None:
         "make test >/dev/null 2>&1",
         "bash -c 'ls -la'",
         "ssh build-host 'rm -rf /tmp/cache'",  # (another machine's files)
+        "kubectl exec web-0 -- cat /etc/hosts",
+        "kubectl logs web-0 --tail 50",
     ],
 )
 def test_reading_shell_commands_do_not_mutate(command: str) -> None:

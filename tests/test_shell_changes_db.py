@@ -51,6 +51,7 @@ CHANGES = [
     "sudo -u postgres psql -c 'create database app'",
     "PGPASSWORD=secret psql -c 'drop table t'",
     "/usr/lib/postgresql/16/bin/psql -c 'create index on t (id)'",
+    "kubectl exec -it db-0 -- psql -U app -c 'create table t (id int)'",
     "bash -lc \"psql -c 'create table t (id int)'\"",
     "su postgres -c \"psql -c 'create table t (id int)'\"",
     'psql -c "$(cat change.sql)"',

@@ -152,8 +152,11 @@ _MODULE_RUNNERS: Final = frozenset({"python", "python3", "py"})
 """Interpreters that run a tool as a module (``python -m pip install``: pip's words decide)."""
 
 
-_INNER: Final = re.compile(r"(?<![\w.-])(?:(?:ba|z|da|k)?sh\s+-\w*c|su\s|eval\s)")
-"""A shell handed a script (``bash -c``, ``sh -lc``, ``su -c``, ``eval``): its script decides."""
+_INNER: Final = re.compile(
+    r"(?<![\w.-])(?:(?:ba|z|da|k)?sh\s+-\w*c|su\s|eval\s|(?:kubectl|oc)\s+(?:\S+\s+){0,3}exec\s)"
+)
+"""A shell handed a script (``bash -c``, ``sh -lc``, ``su -c``, ``eval``) or a container a
+command (``kubectl exec pod -- ...``): what it runs decides."""
 _DEPTH: Final = 3
 """How many shells deep a script is read."""
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Final, NamedTuple
 
@@ -28,6 +29,8 @@ _PREFIXES: Final[Mapping[str, frozenset[str]]] = {
 }
 """Programs that run the rest of their words, with their options that take a value."""
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
+_CONTAINER_EXECS: Final = frozenset({"kubectl", "oc"})
+"""Programs whose ``exec ... --`` runs the rest in a container (its changes are the world's)."""
 
 
 class Word(NamedTuple):
@@ -144,8 +147,9 @@ def shell_script(program: str, words: list[str]) -> str | None:
 def inner_scripts(words: list[str]) -> Iterator[str]:
     """Yield the scripts a simple command hands to a shell to run.
 
-    ``bash -lc '...'``, ``su postgres -c '...'``, ``eval "..."``, and a shell further on in
-    the words (``find . -exec sh -c '...' +``, ``xargs sh -c '...'``, ``flock f sh -c``).
+    ``bash -lc '...'``, ``su postgres -c '...'``, ``eval "..."``, a shell further on in
+    the words (``find . -exec sh -c '...' +``, ``xargs sh -c '...'``, ``flock f sh -c``),
+    and the command a container runs (``kubectl exec pod -- psql -c '...'``, ``oc exec``).
     """
     texts = run_words(words)
     if not texts:
@@ -153,6 +157,9 @@ def inner_scripts(words: list[str]) -> Iterator[str]:
     program = os.path.basename(texts[0])
     if program == "eval":
         yield " ".join(texts[1:])
+        return
+    if program in _CONTAINER_EXECS and "exec" in texts[1:5] and "--" in texts:
+        yield shlex.join(texts[texts.index("--") + 1 :])
         return
     for i, word in enumerate(texts):
         if i and os.path.basename(word) not in _SHELLS:
