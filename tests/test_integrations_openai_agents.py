@@ -2,12 +2,14 @@
 
 A scripted model asks four times in a row for a file that does not exist. Guarded, the tool
 body runs once; the model gets the tool's error (its text, not the SDK's generic message)
-once, then refusals, and the run completes.
+once, then refusals, and the run completes. The shell tools run their commands for real
+(bash, in ``tmp_path``): ``make deploy`` in a workspace whose Makefile has no such rule.
 """
 
 from __future__ import annotations
 
 import asyncio
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +17,22 @@ import pytest
 
 pytest.importorskip("agents")
 
-from agents import Agent, FunctionTool, Runner, function_tool
+from agents import (
+    Agent,
+    FunctionTool,
+    LocalShellCommandRequest,
+    LocalShellTool,
+    Runner,
+    ShellCallOutcome,
+    ShellCommandOutput,
+    ShellCommandRequest,
+    ShellResult,
+    ShellTool,
+    function_tool,
+)
 
 from helpers.agent_tools import MISSING, Counter, read_text
-from helpers.openai_agents_model import ScriptedModel
+from helpers.openai_agents_model import LocalShellRun, ScriptedModel, ShellCall
 from scarguard import FailureMemory, PromptGuard
 from scarguard.integrations import guard_tools
 from scarguard.integrations.openai_agents import guard_agent, guard_tool
@@ -64,6 +78,44 @@ def memory(
 
 def run(agent: Agent[Any]) -> Any:
     return asyncio.run(Runner.run(agent, "read my notes"))
+
+
+class Bash:
+    """A shell executor that runs each command with bash in ``workspace``, counting calls."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.runs = 0
+
+    def __call__(self, request: ShellCommandRequest) -> ShellResult:
+        self.runs += 1
+        outputs = []
+        for command in request.data.action.commands:
+            done = subprocess.run(
+                ["bash", "-c", command],
+                cwd=self.workspace,
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+            outcome = ShellCallOutcome(type="exit", exit_code=done.returncode)
+            outputs.append(ShellCommandOutput(done.stdout, done.stderr, outcome, command))
+        return ShellResult(output=outputs)
+
+
+@pytest.fixture
+def workspace(in_tmp_path: Path) -> Path:
+    """A workspace whose Makefile has a ``build`` rule and no ``deploy`` rule."""
+    (in_tmp_path / "Makefile").write_text("build:\n\t@echo built\n")
+    return in_tmp_path
+
+
+def shell_agent(model: ScriptedModel, bash: Bash) -> Agent[Any]:
+    return Agent(name="a", model=model, tools=[ShellTool(executor=bash)])
+
+
+DEPLOY = ShellCall(["make deploy"])
 
 
 def assert_guarded_run(model: ScriptedModel, output: str, counter: Counter) -> None:
@@ -128,3 +180,125 @@ def test_schema_identical(memory: FailureMemory) -> None:
         tool.params_json_schema,
     )
     assert guarded.strict_json_schema == tool.strict_json_schema
+
+
+def test_shell_tool_refuses_a_repeated_failing_command(
+    memory: FailureMemory, workspace: Path
+) -> None:
+    """guard_agent(): `make deploy` with no such rule runs at most twice, then is refused."""
+    bash, model = Bash(workspace), ScriptedModel([DEPLOY] * 3)
+    result = run(guard_agent(shell_agent(model, bash), memory))
+    assert result.final_output == "done"
+    assert 1 <= bash.runs <= 2
+    assert len(model.outputs) == 3
+    assert "No rule to make target" in model.outputs[0]  # the failed result, unchanged
+    assert "refused" in model.outputs[-1]
+    assert "No rule to make target" not in model.outputs[-1]
+    (failure, *_) = memory.recent_failures(tool="shell")
+    assert failure.args == {"command": "make deploy"}
+    assert "No rule to make target" in failure.error
+
+
+def test_shell_tool_unguarded_runs_every_time(memory: FailureMemory, workspace: Path) -> None:
+    """Without the guard the executor runs `make deploy` every time it is asked."""
+    bash, model = Bash(workspace), ScriptedModel([DEPLOY] * 3)
+    run(shell_agent(model, bash))
+    assert bash.runs == 3
+    assert all("No rule to make target" in o for o in model.outputs)
+
+
+def test_shell_tool_success_is_recorded(memory: FailureMemory, workspace: Path) -> None:
+    """A command that exits 0 is a success of the shell tool; the failure of another is not."""
+    bash = Bash(workspace)
+    model = ScriptedModel([ShellCall(["make build", "echo ok"]), DEPLOY])
+    run(guard_agent(shell_agent(model, bash), memory))
+    assert bash.runs == 2
+    stats = memory.stats()
+    assert stats.successes_by_tool == {"shell": 1}
+    assert stats.failures_by_tool == {"shell": 1}
+    assert "built" in model.outputs[0]
+
+
+def test_shell_tool_timeout_is_a_failure(memory: FailureMemory, in_tmp_path: Path) -> None:
+    """A ShellResult whose command timed out is recorded as a timeout, returned unchanged."""
+
+    def executor(request: ShellCommandRequest) -> ShellResult:
+        outcome = ShellCallOutcome(type="timeout")
+        return ShellResult([ShellCommandOutput("half done", "", outcome, "sleep 99")])
+
+    model = ScriptedModel([ShellCall(["sleep 99"], timeout_ms=10)])
+    agent = Agent(name="a", model=model, tools=[ShellTool(executor=executor)])
+    run(guard_agent(agent, memory))
+    assert "half done" in model.outputs[0]
+    (failure,) = memory.recent_failures(tool="shell")
+    assert failure.signature == "tool_timeout"
+    assert failure.args == {"command": "sleep 99"}  # the timeout does not change what runs
+
+
+def test_shell_executor_exception(memory: FailureMemory, in_tmp_path: Path) -> None:
+    """An executor's exception is recorded and reaches the SDK, which reports it to the model."""
+    runs = Counter()
+
+    async def executor(request: ShellCommandRequest) -> str:
+        runs.runs += 1
+        raise RuntimeError("sandbox is gone")
+
+    model = ScriptedModel([DEPLOY] * 3)
+    agent = Agent(name="a", model=model, tools=[ShellTool(executor=executor)])
+    run(guard_agent(agent, memory))
+    assert model.outputs[0] == "sandbox is gone"  # the SDK's own text for the exception
+    assert runs.runs < 3
+    assert "refused" in model.outputs[-1]
+    (failure, *_) = memory.recent_failures(tool="shell")
+    assert failure.error == "RuntimeError: sandbox is gone"
+
+
+def test_guard_tools_on_shell_tool(memory: FailureMemory, workspace: Path) -> None:
+    """guard_tools() and guard_tool() guard a ShellTool, keeping its name and settings."""
+    bash, model = Bash(workspace), ScriptedModel([DEPLOY] * 3)
+    tool = ShellTool(executor=bash, name="sh", needs_approval=False)
+    (guarded,) = guard_tools([tool], memory)
+    assert isinstance(guarded, ShellTool)
+    assert (guarded.name, guarded.environment) == ("sh", tool.environment)
+    assert guard_tool(guarded, memory) is guarded
+    run(Agent(name="a", model=model, tools=[guarded]))
+    assert bash.runs < 3
+    assert "refused" in model.outputs[-1]
+    assert memory.stats().failures_by_tool == {"sh": bash.runs}
+
+
+def test_hosted_shell_tool_left_alone(memory: FailureMemory) -> None:
+    """A hosted ShellTool (no executor) is left alone by guard_agent, refused by guard_tool."""
+    hosted = ShellTool(environment={"type": "container_auto"})
+    agent = guard_agent(Agent(name="a", tools=[hosted]), memory)
+    assert agent.tools == [hosted]
+    assert agent.tools[0] is hosted
+    with pytest.raises(TypeError, match="hosted shell tool"):
+        guard_tool(hosted, memory)
+
+
+def test_local_shell_tool(memory: FailureMemory, workspace: Path) -> None:
+    """LocalShellTool: a raising executor is recorded; the next run's repeat is refused."""
+    runs = Counter()
+
+    def executor(request: LocalShellCommandRequest) -> str:
+        runs.runs += 1
+        done = subprocess.run(
+            request.data.action.command, cwd=workspace, capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    deploy = LocalShellRun(["bash", "-lc", "make deploy"])
+    tools: list[Any] = [LocalShellTool(executor=executor)]
+    raised, model = 0, ScriptedModel([])
+    for _ in range(3):
+        model = ScriptedModel([deploy])
+        try:
+            run(guard_agent(Agent(name="a", model=model, tools=tools), memory))
+        except subprocess.CalledProcessError:
+            raised += 1  # the SDK lets a local shell executor's exception end the run
+    assert 1 <= runs.runs <= 2
+    assert raised == runs.runs
+    assert "refused" in model.outputs[-1]
+    (failure, *_) = memory.recent_failures(tool="local_shell")
+    assert "CalledProcessError" in failure.error

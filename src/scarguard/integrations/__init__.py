@@ -31,6 +31,8 @@ _TOOL_TYPES: tuple[tuple[str, str, str], ...] = (
     ("crewai.tools", "BaseTool", "crewai"),
     ("autogen_core.tools", "BaseTool", "autogen"),
     ("agents.tool", "FunctionTool", "openai_agents"),
+    ("agents.tool", "ShellTool", "openai_agents"),
+    ("agents.tool", "LocalShellTool", "openai_agents"),
     ("pydantic_ai.tools", "Tool", "pydantic_ai"),
     ("smolagents.tools", "Tool", "smolagents"),
 )

@@ -1,9 +1,10 @@
 """Guard OpenAI Agents SDK tool calls.
 
-* :func:`guard_agent` returns a clone of an ``Agent`` whose function tools are guarded and
-  whose instructions carry the guard block, rendered again for each model call.
+* :func:`guard_agent` returns a clone of an ``Agent`` whose function and shell tools are
+  guarded and whose instructions carry the guard block, rendered again for each model call.
 * :func:`guard_tool` for one ``FunctionTool`` (``@function_tool``, a tool another module
-  built): a copy with the same name, description and JSON schema.
+  built): a copy with the same name, description and JSON schema; or for one ``ShellTool``
+  or ``LocalShellTool``: a copy whose executor is guarded.
 
 The SDK sends a function tool's output string back to the model; a failed call has no flag
 of its own, so a refused call's output is the refusal text (what to do instead). The SDK's
@@ -13,6 +14,18 @@ and message instead, so it can correct itself. With ``handle_errors=False`` the 
 ``failure_error_function`` applies, as without the guard. Either way the exception is
 recorded. Tools of MCP servers (``Agent(mcp_servers=...)``) are listed by the SDK at run
 time and are not covered; guard them with the scarguard MCP proxy.
+
+A shell call is recorded under the tool's name (``"shell"``, ``"local_shell"``) with its
+commands as the lines of one command (a ``LocalShellTool`` call: its argument vector, and
+its working directory as ``cwd``), so the shell adapter reads what it runs; the timeout is
+left out (a longer timeout runs the same commands). A
+``ShellResult`` with a command that exited non-zero or timed out is recorded as a failure
+(its stderr, else stdout, is the error text) and still reaches the model unchanged; a
+``str`` result is a success. An executor's exception is recorded and propagates: the SDK
+turns it into a failed shell output for the model. A refused call returns the refusal text
+(the executor does not run). A hosted ``ShellTool`` (a container environment, no executor)
+runs on OpenAI's side and is left alone, like the other hosted tools; ``LocalShellTool``
+results are strings, so only its exceptions are failures.
 """
 
 from __future__ import annotations
@@ -21,14 +34,20 @@ import copy
 import inspect
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, overload
 
 from agents import Agent, FunctionTool, function_tool
 from agents.tool import (
+    LocalShellCommandRequest,
+    LocalShellTool,
+    ShellCommandRequest,
+    ShellResult,
+    ShellTool,
     resolve_function_tool_failure_error_function,
     set_function_tool_failure_error_function,
 )
 
+from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
 from scarguard.integrations._driver import CallPlan, GuardSettings, error_text, run_async
 from scarguard.prompt import PromptGuard
 
@@ -36,6 +55,74 @@ __all__ = ["guard_agent", "guard_tool", "tool_from_function"]
 
 _GUARDED_MARK = "_scarguard_guarded"
 _PLAN = CallPlan(refuse=lambda decision: decision.message)
+
+
+def _shell_failure(result: Any) -> str | None:
+    """Return the error text of a ``ShellResult`` with a failed command, else ``None``.
+
+    The first command that exited non-zero or timed out is the failure; its stderr (else its
+    stdout) is the error text, read like ``subprocess.CalledProcessError``. A ``str`` result
+    carries no exit code: it is a success.
+    """
+    if not isinstance(result, ShellResult):
+        return None
+    for output in result.output:
+        text = output.stderr or output.stdout
+        command = output.command if output.command is not None else "shell command"
+        if output.outcome.type == "timeout":
+            message = f"Command {command!r} timed out."
+            return (message + (f"\n{text[-MAX_RESULT_TEXT:]}" if text else ""))[:MAX_RESULT_TEXT]
+        code = output.outcome.exit_code
+        if code:
+            return describe_failure({"returncode": code, "args": command, "stderr": text})
+    return None
+
+
+_SHELL_PLAN = CallPlan(refuse=lambda decision: decision.message, failure_in=_shell_failure)
+
+
+def _shell_arguments(request: ShellCommandRequest | LocalShellCommandRequest) -> dict[str, Any]:
+    """Return a shell call's arguments for the memory: what runs, not how long it may take.
+
+    ``ShellTool`` commands become the lines of one command; a ``LocalShellTool`` argument
+    vector stays a vector (the adapter reads it as its command line) and its working
+    directory, which changes what runs, is ``cwd``. Timeouts and output limits are left out:
+    a call retried with a longer timeout runs the same commands.
+    """
+    if isinstance(request, ShellCommandRequest):
+        return {"command": "\n".join(request.data.action.commands)}
+    action = request.data.action
+    args: dict[str, Any] = {"command": list(action.command)}
+    if action.working_directory:
+        args["cwd"] = action.working_directory
+    return args
+
+
+def _guard_shell(
+    tool: ShellTool | LocalShellTool, memory: Any, targets: Any
+) -> ShellTool | LocalShellTool:
+    """Return a copy of a shell tool whose executor runs each call as one guarded step."""
+    executor: Callable[[Any], Any] | None = tool.executor
+    if executor is None:
+        raise TypeError(
+            f"guard_tool cannot guard the hosted shell tool {tool.name!r}: its commands run"
+            " in OpenAI's container, not in this process"
+        )
+    run_executor: Callable[[Any], Any] = executor
+    settings = GuardSettings.build(memory, targets=targets)
+    plan = _SHELL_PLAN if isinstance(tool, ShellTool) else _PLAN
+
+    async def guarded_executor(request: Any) -> Any:
+        async def run() -> Any:
+            result = run_executor(request)
+            return await result if inspect.isawaitable(result) else result
+
+        return await run_async(settings, tool.name, _shell_arguments(request), run, plan)
+
+    guarded = copy.copy(tool)
+    guarded.executor = guarded_executor
+    setattr(guarded, _GUARDED_MARK, True)
+    return guarded
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -46,27 +133,61 @@ def _arguments(raw: str) -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {"input": parsed}
 
 
+@overload
 def guard_tool(
     tool: FunctionTool, memory: Any, *, targets: Any = None, handle_errors: bool = True
-) -> FunctionTool:
-    """Return a guarded copy of a ``FunctionTool`` (same name, description, schema).
+) -> FunctionTool: ...
+
+
+@overload
+def guard_tool(
+    tool: ShellTool, memory: Any, *, targets: Any = None, handle_errors: bool = True
+) -> ShellTool: ...
+
+
+@overload
+def guard_tool(
+    tool: LocalShellTool, memory: Any, *, targets: Any = None, handle_errors: bool = True
+) -> LocalShellTool: ...
+
+
+def guard_tool(
+    tool: FunctionTool | ShellTool | LocalShellTool,
+    memory: Any,
+    *,
+    targets: Any = None,
+    handle_errors: bool = True,
+) -> FunctionTool | ShellTool | LocalShellTool:
+    """Return a guarded copy of a ``FunctionTool``, ``ShellTool`` or ``LocalShellTool``.
+
+    A function tool keeps its name, description and JSON schema. A shell tool keeps its
+    name, environment and approval settings; its executor is wrapped, so each shell call
+    is one guarded step (a refused call returns the refusal text instead of running).
 
     Args:
-        tool: The ``FunctionTool``.
+        tool: The ``FunctionTool``, or a shell tool with a local executor.
         memory: The :class:`~scarguard.FailureMemory`.
         targets: Argument names whose values are the call's targets, or a callable.
         handle_errors: Show the model the tool's exception (type and message) instead of
-            the SDK's generic error text.
+            the SDK's generic error text. Shell tools ignore it: the SDK reports an
+            executor's exception to the model itself.
 
     Returns:
         The guarded copy.
+
+    Raises:
+        TypeError: ``tool`` is none of these, or a hosted ``ShellTool`` (no executor: its
+            commands run in OpenAI's container).
     """
-    if not isinstance(tool, FunctionTool):
-        raise TypeError(
-            f"guard_tool takes an OpenAI Agents FunctionTool, got {type(tool).__name__}"
-        )
     if getattr(tool, _GUARDED_MARK, False):
         return tool
+    if isinstance(tool, (ShellTool, LocalShellTool)):
+        return _guard_shell(tool, memory, targets)
+    if not isinstance(tool, FunctionTool):
+        raise TypeError(
+            "guard_tool takes an OpenAI Agents FunctionTool, ShellTool or LocalShellTool,"
+            f" got {type(tool).__name__}"
+        )
     settings = GuardSettings.build(memory, targets=targets, handle_errors=handle_errors)
     raising = copy.copy(tool)  # the same invoker, rebound, with no error formatter: it raises
     set_function_tool_failure_error_function(raising, None)
@@ -108,7 +229,11 @@ def guard_agent(
     handle_errors: bool = True,
     prompt: PromptGuard | bool = True,
 ) -> Agent[Any]:
-    """Return a clone of ``agent`` with guarded function tools and the guard block.
+    """Return a clone of ``agent`` with guarded function and shell tools and the guard block.
+
+    A ``ShellTool`` is guarded when it has a local executor; a hosted one (a container
+    environment, no executor) runs on OpenAI's side and is left alone, like the other
+    hosted tools.
 
     Args:
         agent: The agent.
@@ -125,7 +250,8 @@ def guard_agent(
     """
     tools = [
         guard_tool(t, memory, targets=targets, handle_errors=handle_errors)
-        if isinstance(t, FunctionTool)
+        if isinstance(t, (FunctionTool, LocalShellTool))
+        or (isinstance(t, ShellTool) and t.executor is not None)
         else t
         for t in agent.tools
     ]
