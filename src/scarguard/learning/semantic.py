@@ -53,6 +53,7 @@ from typing import Any, Final
 
 import attrs
 
+from scarguard.adapters._arguments import SHELL_ARGS
 from scarguard.adapters._shell import MANIFESTS, command_words, error_files
 from scarguard.adapters._shell_changes import installs
 from scarguard.adapters._test_runs import reports_failed_tests, selected_tests
@@ -279,7 +280,10 @@ def _named(evidence: Evidence, observer: Observer) -> tuple[str, ...]:
     if signature == "syntax_error":
         named = [n for n in error_files(error) if _present(observed, _root_path(root, n))]
         return (NAMED_FILES, *named) if named else ()
-    port = connected_port(call_args, frozenset(command_words(call_args)))
+    command = next((v for k, v in call_args.items() if k in SHELL_ARGS and type(v) is str), None)
+    port = None  # (only a command runs a client: an edit's texts are not split for one)
+    if command is not None:
+        port = connected_port({"command": command}, frozenset(command_words({"c": command})))
     if port is not None:  # (a client's own error naming the refusal is blamed on the harness)
         held = getattr(observer, "port_held", None)
         if held is not None and held(port) is False:
