@@ -24,6 +24,7 @@ from scarguard.learning._imports import code_imports, inline_code
 from scarguard.learning._inputs import program_inputs
 from scarguard.learning._prerequisites import prerequisites
 from scarguard.observe import LocalObserver
+from test_repairs_outside import _tree as _workspace
 from test_repairs_outside import banned, sh
 
 C_TEST = (
@@ -222,12 +223,6 @@ PKG = {
     "pkg/consts.py": "STEP = 1\n",
     "README.md": "notes\n",
 }
-
-
-def _workspace(root: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(text)
 
 
 def test_a_code_tool_s_failure_is_lifted_by_a_fix_to_the_module_its_code_imports(
