@@ -170,3 +170,46 @@ def test_recording_transaction_brings_an_index_up_to_date() -> None:
     assert index.failed_tools == {"bash", "make"}
     with store.transaction(Scope()) as tx:
         assert [c.key for c in tx.constraints()] == [kept.key]
+
+
+def test_remove_many_drops_each_key_from_every_bucket_at_once() -> None:
+    """An eviction of many rules leaves the others matching, each bucket rebuilt once."""
+    calls = [read(f"f{i}.txt") for i in range(40)]
+    index = ConstraintIndex.build([exact_ban(c) for c in calls], NOW)
+    gone = [exact_ban(c).key for c in calls[::2]]
+    index.remove_many([*gone, "no such key"])
+    assert len(index.all) == 20
+    for i, call in enumerate(calls):
+        assert bool(index.match(call, ADAPTER, NOW)) is (i % 2 == 1)
+    # the buckets by class and by target hold only what is left
+    assert {c.key for c in index.exact_by_class[calls[0].action_class or "-"]} == {
+        exact_ban(c).key for c in calls[1::2]
+    }
+    assert not index.exact_by_target[calls[0].targets[0]]
+
+
+def test_a_recording_transaction_reads_constraints_from_a_current_index() -> None:
+    """With the current index given, a constraint is read from it, not from the store.
+
+    What the transaction put or removed wins; a key the store held inactive when the index
+    was built (left out of it) is read from the store, which still has it.
+    """
+    store = MemoryStore()
+    indexed, lapsed, written = read("a.txt"), read("b.txt"), read("c.txt")
+    in_store = exact_ban(lapsed, expires_at=NOW - 1)
+    index = ConstraintIndex.build([exact_ban(indexed), in_store], NOW)
+    assert index.lapsed == {in_store.key}
+    with store.transaction(Scope()) as tx:
+        tx.put_constraint(in_store)  # the store has this one only
+        recording = RecordingTransaction(tx, index)
+        assert recording.constraint(exact_ban(indexed).key) == exact_ban(indexed)
+        assert recording.constraint(in_store.key) == in_store
+        assert recording.constraint(exact_ban(written).key) is None
+        recording.put_constraint(exact_ban(written))
+        assert recording.constraint(exact_ban(written).key) == exact_ban(written)
+        recording.remove_constraints([in_store.key])
+        assert recording.constraint(in_store.key) is None
+        # without the index, the store answers (it never had the indexed one)
+        assert RecordingTransaction(tx).constraint(exact_ban(indexed).key) is None
+    index.add(in_store)
+    assert not index.lapsed

@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from helpers.factories import failure
-from scarguard import FailureMemory
+from scarguard import FailureMemory, Policy
 from scarguard.errors import StoreError
+from scarguard.learning import keys
 from scarguard.model import Scope
 from scarguard.receipts import verify_store
 from scarguard.stores import SQLiteStore
+from scarguard.testing import FakeClock
 
 ERROR = "command failed: exit code 1"
 SCOPE = Scope("acme", "web")
@@ -231,3 +234,72 @@ def test_a_commit_that_fails_rolls_back_as_store_error(tmp_path: Path) -> None:
         tx.add_failure(failure(1))
     assert len(store.failures(SCOPE)) == 1
     store.close()
+
+
+def traced(memory: FailureMemory, record: Callable[[], object]) -> list[str]:
+    """Run ``record``; return the SQL statements it ran on the memory's connection."""
+    store = memory.store
+    assert isinstance(store, SQLiteStore)
+    conn = store._db.get()
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        record()
+    finally:
+        conn.set_trace_callback(None)
+    return seen
+
+
+def rows_and_count(memory: FailureMemory, path: Path) -> tuple[int, int]:
+    """Return the constraints stored in ``path`` and the count the cap is enforced by."""
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT count(*) FROM constraints").fetchone()[0]
+    conn.close()
+    return rows, memory.store.counters(memory.scope)[keys.CONSTRAINT_COUNT].count
+
+
+def test_a_failure_that_teaches_reads_no_constraint_while_the_index_is_current(
+    tmp_path: Path,
+) -> None:
+    """The rules a failure updates are read from the checked index, not from the file.
+
+    Once another connection commits, the index is not known current: they are read from
+    the file again, and what is learned is the same.
+    """
+    path = tmp_path / "m.db"
+    memory = FailureMemory(path, clock=FakeClock())
+    error = "syntax error at or near SELEC"
+    for i in range(3):
+        memory.check("run_query", {"q": f"SELEC {i}"})
+        q = {"q": f"SELEC {i}"}
+        run = traced(memory, lambda q=q: memory.record("run_query", q, error=error))
+        assert "INSERT OR REPLACE INTO constraints" in " ".join(run)
+        assert not [s for s in run if s.startswith("SELECT") and "FROM constraints" in s]
+    other = FailureMemory(path)
+    other.record("bash", {"command": "elsewhere"}, error=ERROR)
+    run = traced(memory, lambda: memory.record("run_query", {"q": "SELEC 3"}, error=error))
+    assert [s for s in run if s.startswith("SELECT") and "FROM constraints" in s]
+    assert not memory.check("run_query", {"q": "SELEC 3"}).allowed
+    assert rows_and_count(memory, path) == (5, 5)  # four exact bans and the strategy ban
+    other.close()
+    memory.close()
+
+
+def test_a_rule_that_lapsed_and_is_learned_again_is_counted_once(tmp_path: Path) -> None:
+    """A rule the store keeps past its lifetime is left out of a rebuilt index: read, replaced."""
+    clock = FakeClock()
+    policy = Policy(ttl={"exact_call": 60.0, "banned_strategy": 60.0})
+    path = tmp_path / "m.db"
+    memory = FailureMemory(path, clock=clock, policy=policy)
+    error = "syntax error at or near SELEC"
+    memory.record("run_query", {"q": "SELEC 1"}, error=error)
+    assert rows_and_count(memory, path) == (1, 1)
+    clock.advance(120)
+    other = FailureMemory(path)  # a commit elsewhere: the next check rebuilds the index
+    other.record("bash", {"command": "elsewhere"}, error=ERROR)
+    other.close()
+    assert memory.check("run_query", {"q": "SELEC 1"}).allowed  # lapsed: left out of it
+    memory.record("run_query", {"q": "SELEC 1"}, error=error)
+    assert rows_and_count(memory, path) == (1, 1)
+    assert not memory.check("run_query", {"q": "SELEC 1"}).allowed
+    memory.close()

@@ -8,6 +8,7 @@ nothing about, and the one place a refusal is decided and counted. A mixin of
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -281,6 +282,16 @@ class CheckingMixin:
             if any(self._revalidator.needs_observation(v.constraint) for v in hits):
                 return None
         return self._decide(call, index, now, enforcing)[0]
+
+    def _load_index_once(self) -> None:
+        """Load the constraint index if it never was (a store that cannot be read: not).
+
+        A failure that teaches reads the constraints it updates from a current index rather
+        than from the store: a memory that records before it ever checked loads it once.
+        """
+        if self._generation is UNLOADED:
+            with contextlib.suppress(StoreError):
+                self._current_index(self.clock())
 
     def _current_without_io(self) -> bool:
         """Return whether the cached index is known current without waiting on the store.

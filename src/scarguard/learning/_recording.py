@@ -90,6 +90,9 @@ class FailureRecording(FailureRows):
         def flush(self) -> None:
             """Write the successes and refusals counted in memory."""
 
+        def _load_index_once(self) -> None:
+            """Load the constraint index if it never was."""
+
         def _quick_success(
             self,
             tool: str,
@@ -287,6 +290,7 @@ class FailureRecording(FailureRows):
             else signature.deterministic
         )
         if teaches and counted and blame is not _HARNESS:
+            self._load_index_once()  # (the constraints it updates are read from it)
             normalise = getattr(adapter, "normalise_target", os.path.normpath)
             paths = dependencies(
                 call, outcome.error, shell_like=shell_like, normalise=normalise,
@@ -395,8 +399,8 @@ class _Writing:
         self._tx = tx = opened.__enter__()
         try:
             begin = tx.begin_generation
-            self._fresh = begin == memory._generation or begin in memory._tokens
-            self._recording = RecordingTransaction(tx)
+            self._fresh = fresh = begin == memory._generation or begin in memory._tokens
+            self._recording = RecordingTransaction(tx, memory._index if fresh else None)
         except BaseException as exc:  # (nothing of the body ran: roll back, as with would)
             opened.__exit__(type(exc), exc, exc.__traceback__)
             raise

@@ -52,7 +52,7 @@ def upsert(
     existing = tx.constraint(key)
     if existing is not None and not existing.active(now):
         tx.remove_constraints([key])
-        tx.bump(keys.CONSTRAINT_COUNT, now, -1)
+        tx.bump_many([keys.CONSTRAINT_COUNT], now, -1)  # (no count read: nothing needs it)
         existing = None
     if existing is not None and existing.level is Level.BLOCK:
         level = Level.BLOCK
@@ -71,7 +71,7 @@ def upsert(
     )
     tx.put_constraint(constraint)
     if existing is None:
-        tx.bump(keys.CONSTRAINT_COUNT, now)
+        tx.bump_many([keys.CONSTRAINT_COUNT], now)
         return constraint
     return constraint if existing.level is not constraint.level else None
 

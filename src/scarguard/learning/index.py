@@ -64,6 +64,8 @@ class ConstraintIndex:
     by_key: dict[str, Constraint] = attrs.field(factory=dict)
     failed_tools: set[str] = attrs.field(factory=set)
     """Tools with a failure counter in the store (``ft:<tool>``): never on the fast path."""
+    lapsed: set[str] = attrs.field(factory=set)
+    """Keys the store held, inactive, when the index was built (left out of it)."""
     _per_tool: Counter[str] = attrs.field(factory=Counter)
     _targeted: int = 0
     """How many indexed constraints name a target (they can apply to any tool's call)."""
@@ -77,6 +79,8 @@ class ConstraintIndex:
         for c in constraints:
             if c.active(now):
                 index.add(c)
+            else:
+                index.lapsed.add(c.key)
         index.failed_tools.update(failed_tools)
         return index
 
@@ -125,6 +129,7 @@ class ConstraintIndex:
         """Index ``c``, replacing an indexed constraint with the same key."""
         if c.key in self.by_key:
             self.remove(c.key)
+        self.lapsed.discard(c.key)
         self.by_key[c.key] = c
         self._count(c, 1)
         for bucket in self._lists(c):
@@ -136,20 +141,33 @@ class ConstraintIndex:
 
     def remove(self, key: str) -> None:
         """Drop the constraint stored under ``key``, if indexed."""
-        c = self.by_key.pop(key, None)
-        if c is None:
-            return
-        self._count(c, -1)
-        for bucket in self._lists(c):
-            bucket[:] = [other for other in bucket if other.key != key]
-        if c.kind is ConstraintKind.MISSING_TARGET and c.target:
-            self.missing.pop(c.target, None)
-        elif (
-            c.kind is ConstraintKind.RADIUS_LIMIT
-            and self.radius is not None
-            and self.radius.key == key
-        ):
-            self.radius = None
+        self.remove_many((key,))
+
+    def remove_many(self, keys: Iterable[str]) -> None:
+        """Drop the constraints stored under ``keys``, rebuilding each bucket they were in once.
+
+        An eviction past the cap drops a tenth of the constraints at once, most from the
+        same few buckets: one pass per bucket, not one per constraint.
+        """
+        dropped: dict[int, tuple[list[Constraint], set[str]]] = {}
+        for key in keys:
+            self.lapsed.discard(key)
+            c = self.by_key.pop(key, None)
+            if c is None:
+                continue
+            self._count(c, -1)
+            for bucket in self._lists(c):
+                dropped.setdefault(id(bucket), (bucket, set()))[1].add(key)
+            if c.kind is ConstraintKind.MISSING_TARGET and c.target:
+                self.missing.pop(c.target, None)
+            elif (
+                c.kind is ConstraintKind.RADIUS_LIMIT
+                and self.radius is not None
+                and self.radius.key == key
+            ):
+                self.radius = None
+        for bucket, gone in dropped.values():
+            bucket[:] = [other for other in bucket if other.key not in gone]
 
     def _count(self, c: Constraint, by: int) -> None:
         if c.tool:
@@ -221,10 +239,17 @@ class RecordingTransaction:
 
     The engine applies these to its cached index after its own commit, instead of reloading
     every constraint from the store, when no other writer committed in between.
+
+    Args:
+        tx: The store's transaction.
+        current: The cached index, when it holds what the store held as ``tx`` began (no
+            writer committed since it was loaded or brought up to date): a constraint is
+            then read from it, not from the store (a failure that teaches reads one or two).
     """
 
-    def __init__(self, tx: Transaction) -> None:
+    def __init__(self, tx: Transaction, current: ConstraintIndex | None = None) -> None:
         self.tx = tx
+        self._current = current
         self.put: dict[str, Constraint] = {}
         self.removed: set[str] = set()
         self.failed_tools: set[str] = set()
@@ -241,8 +266,7 @@ class RecordingTransaction:
 
     def apply_to(self, index: ConstraintIndex) -> None:
         """Bring ``index`` up to date with what this transaction wrote."""
-        for key in self.removed:
-            index.remove(key)
+        index.remove_many(self.removed)
         for constraint in self.put.values():
             index.add(constraint)
         index.failed_tools.update(self.failed_tools)
@@ -279,7 +303,14 @@ class RecordingTransaction:
         return self.tx.reset_many(prefixes)
 
     def constraint(self, key: str) -> Constraint | None:
-        """Read a constraint."""
+        """Read a constraint: as this transaction left it, else from the current index."""
+        if key in self.put:
+            return self.put[key]
+        if key in self.removed:
+            return None
+        current = self._current
+        if current is not None and key not in current.lapsed:
+            return current.by_key.get(key)
         return self.tx.constraint(key)
 
     def put_constraint(self, constraint: Constraint) -> None:
