@@ -273,13 +273,15 @@ def test_python_c_s_failure_is_lifted_by_a_fix_to_the_module_it_imports(tmp_path
     [
         ("python3", "python3 - <<'EOF'\nfrom pkg.calc import add\nassert add(1, 2) == 3\nEOF"),
         ("python3", "echo 'from pkg.calc import add; assert add(1, 2) == 3' | python3"),
+        ("python3", 'python3 <<< "from pkg.calc import add; assert add(1, 2) == 3"'),
         ("node", "node -e \"process.exit(require('./lib/calc.js').add(1, 2) === 3 ? 0 : 1)\""),
     ],
 )
 def test_code_given_to_an_interpreter_inline_is_followed_to_what_it_imports(
     tmp_path: Path, needs: str, command: str
 ) -> None:
-    """A heredoc, a pipe and ``node -e``: the module the code imports, fixed by hand, lifts."""
+    """A heredoc, a pipe, a here-string, ``node -e``: the module the code imports, fixed by
+    hand, lifts."""
     if shutil.which(needs) is None:
         pytest.skip(f"needs {needs}")
     _workspace(tmp_path, {**PKG, "lib/calc.js": "exports.add = (a, b) => a - b;\n"})
@@ -304,6 +306,11 @@ def test_the_python_a_call_runs_inline_and_what_it_imports(tmp_path: Path) -> No
     assert inline_code({"command": "echo 'import a' | python3 tool.py"}) is None  # its script
     assert inline_code({"command": "python3 <<EOF\nimport a\nEOF\nls"}) == "import a"
     assert inline_code({"command": "cat <<EOF > x.py\nimport a\nEOF"}) is None  # not run
+    assert inline_code({"command": 'python3 <<< "import a; print(\\"b\\")"'}) == (
+        'import a; print("b")'
+    )
+    assert inline_code({"command": "cd app && python3 - <<<'import a' | tail"}) == "import a"
+    assert inline_code({"command": 'cat <<< "import a"'}) is None  # no interpreter reads it
     observer = LocalObserver(tmp_path)
     found = code_imports("import os, json; from pkg.calc import add", observer.read, observer.names)
     assert found == ("pkg/calc.py", "pkg/consts.py")

@@ -62,8 +62,10 @@ _CODE_ARGS: Final = ("code", "python_code", "source_code", "script", "python", "
 _INTERPRETER: Final = re.compile(r"^(?:python|pypy|node|deno|bun)[\d.]*$")
 _EVALUATES: Final = frozenset({"-c", "-e", "--eval", "-p", "--print"})
 """The options an interpreter is given code to run with (``python -c``, ``node -e``)."""
-_HEREDOC: Final = re.compile(r"<<-?[ \t]*(['\"]?)(\w{1,32})\1")
+_HEREDOC: Final = re.compile(r"(?<!<)<<(?!<)-?[ \t]*(['\"]?)(\w{1,32})\1")
 """A here-document's start and its word (``python3 - <<'EOF'``)."""
+_HERESTRING: Final = re.compile(r"""<<<[ \t]*(?:'([^']*)'|"((?:[^"\\]|\\.)*)"|([^\s;&|<>]+))""")
+"""A here-string and its text, quoted or one word (``python3 <<< "import x"``)."""
 
 Read = Callable[[str], str | None]
 Names = Callable[[str], frozenset[str] | None]
@@ -74,7 +76,8 @@ def inline_code(call_args: Mapping[str, Any]) -> str | None:
 
     A code tool's ``code`` argument (or ``script``, ``source``...); or, in a command, the
     code given to ``python -c``, ``node -e``/``--eval``/``-p``, piped into an interpreter
-    (``echo '...' | python3``) or written into a heredoc (``python3 - <<'EOF'``).
+    (``echo '...' | python3``), written into a heredoc (``python3 - <<'EOF'``) or a
+    here-string (``python3 <<< "import pkg"``).
     """
     for key in _CODE_ARGS:
         value = call_args.get(key)
@@ -105,9 +108,21 @@ def _inline(command: str) -> str | None:
             elif reads_stdin and stdin:
                 codes.extend(echoed)
         echoed = texts[1:] if program in ("echo", "printf") else []
-    if runs and "<<" in command:
+    if runs and "<<<" in command:
+        codes.extend(_herestrings(command))
+    if runs and "<<" in command.replace("<<<", ""):
         codes.extend(_heredocs(command))
     return "\n".join(codes) or None
+
+
+def _herestrings(command: str) -> Iterator[str]:
+    """The texts of a command's first two here-strings (``<<< "..."``, ``<<<'...'``)."""
+    for match in itertools.islice(_HERESTRING.finditer(command), 2):
+        single, double, bare = match.groups()
+        if double is not None:
+            yield re.sub(r"\\(.)", r"\1", double)
+        else:
+            yield single if single is not None else bare
 
 
 def _heredocs(command: str) -> Iterator[str]:
