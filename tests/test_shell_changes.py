@@ -47,6 +47,10 @@ from scarguard.testing import FakeClock
         "ls > files.txt 2>/dev/null",
         "kubectl exec -it web-0 -- rm -rf /tmp/cache",
         "kubectl -n prod exec deploy/api -c app -- sh -c 'touch /data/ready'",
+        # another host's world: a later ssh call to it (or a client of its service) runs there
+        "ssh build-host 'rm -rf /tmp/cache'",
+        "ssh -i key -p 2222 deploy@web sudo systemctl restart app",
+        "podman exec web touch /data/ready",
     ],
 )
 def test_shell_commands_that_change_the_workspace(command: str) -> None:
@@ -78,7 +82,8 @@ def test_shell_commands_that_change_the_workspace(command: str) -> None:
         "ls > /dev/null",
         "make test >/dev/null 2>&1",
         "bash -c 'ls -la'",
-        "ssh build-host 'rm -rf /tmp/cache'",  # (another machine's files)
+        "ssh build-host 'cat /tmp/cache/log'",  # (reads another machine's files)
+        "ssh -p 2222 deploy@web uptime",
         "kubectl exec web-0 -- cat /etc/hosts",
         "kubectl logs web-0 --tail 50",
     ],

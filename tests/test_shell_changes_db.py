@@ -52,6 +52,7 @@ CHANGES = [
     "PGPASSWORD=secret psql -c 'drop table t'",
     "/usr/lib/postgresql/16/bin/psql -c 'create index on t (id)'",
     "kubectl exec -it db-0 -- psql -U app -c 'create table t (id int)'",
+    "ssh db-host 'psql -c \"create table t (id int)\"'",
     "bash -lc \"psql -c 'create table t (id int)'\"",
     "su postgres -c \"psql -c 'create table t (id int)'\"",
     'psql -c "$(cat change.sql)"',

@@ -51,6 +51,30 @@ _CHANGING_PROGRAMS: Final = frozenset(
     }
 )
 """Shell programs that change files, processes or a database whatever their arguments."""
+_CONTAINER_VERBS: Final = frozenset(
+    {
+        "stop",
+        "rm",
+        "kill",
+        "run",
+        "restart",
+        "compose",
+        "pull",
+        "build",
+        "buildx",
+        "image",
+        "create",
+        "start",
+        "tag",
+        "load",
+        "network",
+        "volume",
+        "exec",
+    }
+)
+"""What ``docker``, ``podman`` and ``nerdctl`` change the world with (``exec``: whatever
+runs in the container)."""
+
 _CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
     "git": frozenset(
         {
@@ -90,27 +114,9 @@ _CHANGING_SUBCOMMANDS: Final[Mapping[str, frozenset[str]]] = {
     "apt-get": frozenset({"install", "remove", "purge"}),
     "brew": frozenset({"install", "uninstall", "upgrade"}),
     "conda": frozenset({"install", "remove", "create", "update"}),
-    "docker": frozenset(
-        {
-            "stop",
-            "rm",
-            "kill",
-            "run",
-            "restart",
-            "compose",
-            "pull",
-            "build",
-            "buildx",
-            "image",
-            "create",
-            "start",
-            "tag",
-            "load",
-            "network",
-            "volume",
-            "exec",
-        }
-    ),
+    "docker": _CONTAINER_VERBS,
+    "podman": _CONTAINER_VERBS,
+    "nerdctl": _CONTAINER_VERBS,
     "docker-compose": frozenset({"up", "down", "build", "run", "start", "stop", "restart"}),
     "alembic": frozenset({"upgrade", "downgrade", "stamp"}),
     "prisma": frozenset({"migrate", "db"}),
@@ -153,10 +159,12 @@ _MODULE_RUNNERS: Final = frozenset({"python", "python3", "py"})
 
 
 _INNER: Final = re.compile(
-    r"(?<![\w.-])(?:(?:ba|z|da|k)?sh\s+-\w*c|su\s|eval\s|(?:kubectl|oc)\s+(?:\S+\s+){0,3}exec\s)"
+    r"(?<![\w.-])(?:(?:ba|z|da|k)?sh\s+-\w*c|su\s|eval\s|ssh\s"
+    r"|(?:kubectl|oc)\s+(?:\S+\s+){0,3}exec\s)"
 )
-"""A shell handed a script (``bash -c``, ``sh -lc``, ``su -c``, ``eval``) or a container a
-command (``kubectl exec pod -- ...``): what it runs decides."""
+"""A shell handed a script (``bash -c``, ``sh -lc``, ``su -c``, ``eval``), another host
+(``ssh host '...'``) or a container a command (``kubectl exec pod -- ...``): what it runs
+decides."""
 _DEPTH: Final = 3
 """How many shells deep a script is read."""
 

@@ -31,6 +31,8 @@ _PREFIXES: Final[Mapping[str, frozenset[str]]] = {
 _SHELLS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh"})
 _CONTAINER_EXECS: Final = frozenset({"kubectl", "oc"})
 """Programs whose ``exec ... --`` runs the rest in a container (its changes are the world's)."""
+_SSH_VALUED: Final = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
+"""The letters of ``ssh`` options that take a value (``-p 22``, ``-i key``, ``-o opt``)."""
 
 
 class Word(NamedTuple):
@@ -149,7 +151,8 @@ def inner_scripts(words: list[str]) -> Iterator[str]:
 
     ``bash -lc '...'``, ``su postgres -c '...'``, ``eval "..."``, a shell further on in
     the words (``find . -exec sh -c '...' +``, ``xargs sh -c '...'``, ``flock f sh -c``),
-    and the command a container runs (``kubectl exec pod -- psql -c '...'``, ``oc exec``).
+    the command a container runs (``kubectl exec pod -- psql -c '...'``, ``oc exec``), and
+    the one another host runs (``ssh host 'psql -c ...'``).
     """
     texts = run_words(words)
     if not texts:
@@ -157,6 +160,11 @@ def inner_scripts(words: list[str]) -> Iterator[str]:
     program = os.path.basename(texts[0])
     if program == "eval":
         yield " ".join(texts[1:])
+        return
+    if program == "ssh":
+        remote = _remote_command(texts[1:])
+        if remote:
+            yield remote
         return
     if program in _CONTAINER_EXECS and "exec" in texts[1:5] and "--" in texts:
         yield shlex.join(texts[texts.index("--") + 1 :])
@@ -168,6 +176,25 @@ def inner_scripts(words: list[str]) -> Iterator[str]:
         if script is not None:
             yield script
             return
+
+
+def _remote_command(words: list[str]) -> str | None:
+    """Return the command ``ssh``'s words give the host (joined, as ssh sends it), if any."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith("-") or word == "-":
+            break
+        for j, letter in enumerate(word[1:], 1):
+            if letter in _SSH_VALUED:
+                i += j == len(word) - 1  # its value is the next word (else attached: -p22)
+                break
+        i += 1
+    rest = words[i + 1 :]  # (words[i] is the host)
+    return " ".join(rest) if rest else None
 
 
 def unquoted_command(command: str) -> str:
