@@ -44,6 +44,7 @@ from scarguard.stores._sql import INSERT_COLUMNS
 from scarguard.stores.sqlite._schema import BUMP, INSERT_FAILURE
 
 ERROR = "command failed: exit code 1"
+TEACHING_ERROR = 'syntax error at or near "selec"'
 SCOPE = ("default", "default")
 
 
@@ -357,6 +358,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default_mem = FailureMemory(str(folder / "record.db"))
         durable_mem = FailureMemory(str(folder / "record-durable.db"), durable=True)
         success_mem = FailureMemory(str(folder / "record-ok.db"))
+        teaching_mem = FailureMemory(str(folder / "record-teaching.db"))
+        _seed(teaching_mem)
         _seed(default_mem)
         _seed(durable_mem)
         _seed(success_mem)
@@ -372,13 +375,21 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 lambda i: durable_mem.record("bash", {"command": f"job {i}"}, error=ERROR),
                 False,
             ),
+            # a failure that teaches at once (a deterministic kind): an exact-call ban and
+            # the class's strategy counters, each a new call; no budget of its own, shown
+            "record_failure_teaching": (
+                lambda i: teaching_mem.record(
+                    "run_query", {"q": f"selec {i} from t"}, error=TEACHING_ERROR
+                ),
+                False,
+            ),
             "record_success": (
                 lambda i: success_mem.record("run_query", {"x": i}, ok=True),
                 False,
             ),
         }
         slow = interleaved(slow_cases, n_slow, rounds)
-        for m in (*memories, failing_memory, default_mem, durable_mem, success_mem):
+        for m in (*memories, failing_memory, default_mem, durable_mem, success_mem, teaching_mem):
             m.close()
         c1.close()
         c2.close()

@@ -427,6 +427,44 @@ def test_a_git_tool_watches_the_repository_it_is_given(tmp_path: Path) -> None:
     assert memory.check("bash", args).allowed
 
 
+@needs_git
+@pytest.mark.parametrize("where", ["~/.gitconfig", "$XDG_CONFIG_HOME/git/config"])
+def test_a_git_identity_set_by_hand_lifts_the_commit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """``git commit`` with no identity ("Please tell me who you are") is allowed again once
+    ``git config --global user.email ...`` is run by hand: the user's git files are watched."""
+    home, xdg, repo = tmp_path / "home", tmp_path / "xdg", tmp_path / "repo"
+    for folder in (home, xdg, repo):
+        folder.mkdir()
+    for name in (*IDENTITY, "EMAIL", "GIT_CONFIG_GLOBAL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+
+    def run(command: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", "-c", command], cwd=repo, capture_output=True, text=True)
+
+    run("git init -q -b main && echo a > a && git add a")
+    memory = memory_in(repo)
+    command = "git commit -qm first"
+    args = {"command": command}
+    for _ in range(2):
+        done = run(command)
+        assert done.returncode != 0 and "who you are" in done.stderr
+        fail(memory, "bash", args, f"exit {done.returncode}: {done.stderr}")
+    assert not memory.check("bash", args).allowed
+    run("echo '# notes' > notes.txt")  # a change a commit's outcome does not depend on
+    assert not memory.check("bash", args).allowed
+    config = "--global" if where.startswith("~") else f"--file {xdg}/git/config"
+    if not where.startswith("~"):
+        (xdg / "git").mkdir()
+    run(f"git config {config} user.email me@example.com && git config {config} user.name me")
+    assert memory.check("bash", args).allowed
+    assert run(command).returncode == 0
+
+
 def test_an_install_into_the_interpreter_outside_the_workspace_lifts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -25,6 +25,7 @@ __all__ = [
     "command_text",
     "command_words",
     "error_files",
+    "git_user_config",
     "manifests_for",
     "names_program",
     "reports_no_change",
@@ -75,6 +76,25 @@ GIT_STATE: Final = frozenset(
      ".git/refs/stash", ".gitignore", ".gitmodules", ".pre-commit-config.yaml"}
 )  # fmt: skip
 """A repository's state, relative to its work tree (see :data:`_GIT`)."""
+
+
+def git_user_config() -> tuple[str, ...]:
+    """Return the user's own git configuration files, absolute (``~/.gitconfig``...).
+
+    ``git config --global user.email ...`` run by hand ends "Please tell me who you are";
+    the global file is ``$GIT_CONFIG_GLOBAL`` when set, else ``~/.gitconfig`` and
+    ``$XDG_CONFIG_HOME/git/config`` (``~/.config/git/config``), both read by git.
+    """
+    named = os.environ.get("GIT_CONFIG_GLOBAL")
+    if named:
+        return (os.path.abspath(os.path.expanduser(named)),)
+    home = os.path.expanduser("~")
+    if home == "~":  # no home to find it in
+        return ()
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
+    return (os.path.join(home, ".gitconfig"), os.path.join(xdg, "git", "config"))
+
+
 _GIT: Final = MANIFESTS | GIT_STATE
 """What a ``git`` command's outcome depends on besides the files it names: the branch checked
 out, the remotes and upstreams configured, the branches, tags and remote-tracking branches

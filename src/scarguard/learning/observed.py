@@ -28,6 +28,7 @@ from scarguard.adapters._shell import (
     command_files,
     command_words,
     error_files,
+    git_user_config,
     manifests_for,
 )
 from scarguard.errors import ScarguardWarning
@@ -145,6 +146,7 @@ def dependencies(
             folders = [t for t in dict.fromkeys(named) if _is_path(t) and _looks_like_folder(t)]
             for folder in folders[:2]:
                 found.update((normalise(os.path.join(folder, n)), None) for n in sorted(GIT_STATE))
+            found.update(dict.fromkeys(git_user_config()))  # (an identity set by hand)
     return tuple(found)[:_MAX_PATHS]
 
 
