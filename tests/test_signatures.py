@@ -196,6 +196,9 @@ POSITIVE: dict[str, list[str]] = {
         "SearchReplaceNoExactMatch: The SEARCH block failed to exactly match lines in main.py",
         "no match found for search in README.md",
         "Search string not found: 'import os'",
+        "ValueError: Invalid Context 0:\n    return a - b",
+        "Invalid EOF Context 12:\n}",
+        "ValueError: Invalid Anchor 0:\ndef subtract(a, b):",
     ],
     "module_not_found": [
         "ModuleNotFoundError: No module named 'numpy'",
