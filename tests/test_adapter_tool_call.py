@@ -175,6 +175,30 @@ def test_multi_command_editor_is_classified_by_its_command(command: str, expecte
     assert ADAPTER.classify_action("str_replace_based_edit_tool", args) == expected
 
 
+@pytest.mark.parametrize(
+    ("operation", "expected"),
+    [
+        ("create_file", FILE_CREATE),
+        ("update_file", FILE_EDIT),
+        ("delete_file", DELETE),
+        ("rename_file", FILE_EDIT),
+    ],
+)
+def test_apply_patch_is_classified_by_its_operation(operation: str, expected: str) -> None:
+    """An apply_patch call takes its class from its operation: creating needs no file."""
+    args = {"type": operation, "path": "a.py", "diff": "+x\n"}
+    assert ADAPTER.classify_action("apply_patch", args) == expected
+    assert ADAPTER.requires_existing_target(ADAPTER.describe("apply_patch", args)) is (
+        expected != FILE_CREATE
+    )
+
+
+def test_a_type_argument_of_another_tool_is_no_patch_operation() -> None:
+    """A tool whose name says it reads or runs keeps its class whatever its ``type``."""
+    assert ADAPTER.classify_action("read_file", {"type": "delete_file", "path": "a"}) == FILE_READ
+    assert ADAPTER.classify_action("bash", {"type": "create_file"}) == SHELL_EXEC
+
+
 def test_shell_tool_command_argument_is_not_an_editor_command() -> None:
     """A shell tool whose command is "view" stays a shell command."""
     assert ADAPTER.classify_action("bash", {"command": "view"}) == SHELL_EXEC
@@ -541,6 +565,8 @@ _SCREENED = [
     ("str_replace_editor", {"command": "view", "path": "a.py"}),
     ("str_replace_editor", {"command": "create", "path": "a.py", "file_text": "x"}),
     ("edit", {"path": "a.py", "old": "x", "new": "y"}),
+    ("apply_patch", {"type": "create_file", "path": "a.py", "diff": "+x"}),
+    ("apply_patch", {"type": "delete_file", "path": "a.py", "diff": None}),
     ("helper", {"path": "a.py"}),
     ("helper", {"path": "", "content": "x"}),
     ("helper", {"url": "https://example.com/a"}),
@@ -572,10 +598,12 @@ def test_screen_of_names_agrees_with_screening_the_call(tool: str, args: dict[st
 
 
 def test_screen_of_names_declines_what_the_values_decide() -> None:
-    """Shell commands, editor commands and a path that decides the class are screened by value."""
+    """Shell commands, editor commands, patch operations and a path that decides the class are
+    screened by value."""
     adapter = ToolCallAdapter()
     assert adapter.screen_of_names("bash", ["command"]) is None
     assert adapter.screen_of_names("str_replace_editor", ["command", "path"]) is None
+    assert adapter.screen_of_names("apply_patch", ["type", "path", "diff"]) is None
     assert adapter.screen_of_names("helper", ["path", "content"]) is None
     assert adapter.screen_of_names("read_file", ["path"]) is not None
 

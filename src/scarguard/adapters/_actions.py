@@ -24,6 +24,7 @@ __all__ = [
     "FILE_READ",
     "MUTATING",
     "NEEDS_TARGET",
+    "PATCH_OPERATIONS",
     "SEARCH",
     "SHELL_EXEC",
     "TOOL_ACTION_CLASSES",
@@ -92,6 +93,13 @@ EDITOR_COMMANDS: Final = {
     "str_replace": FILE_EDIT,
     "insert": FILE_EDIT,
     "undo_edit": FILE_EDIT,
+}
+# Operations of an apply_patch tool (its ``type`` argument), as the OpenAI Agents SDK's
+# ``ApplyPatchOperation`` names them: creating a file does not need it to exist.
+PATCH_OPERATIONS: Final = {
+    "create_file": FILE_CREATE,
+    "update_file": FILE_EDIT,
+    "delete_file": DELETE,
 }
 FILE_CLASSES: Final = frozenset({FILE_READ, FILE_EDIT, FILE_CREATE})
 """The action classes of calls on files."""

@@ -36,6 +36,7 @@ from scarguard.adapters._actions import (
     FILE_READ,
     MUTATING,
     NEEDS_TARGET,
+    PATCH_OPERATIONS,
     SEARCH,
     SHELL_EXEC,
     class_from_name,
@@ -143,20 +144,33 @@ class ToolCallAdapter:
 
         The explicit ``action_classes`` come first, then the words of the tool's name, then
         the shape of the arguments. A multi-command editor (``str_replace_editor``) is
-        classified by its ``command`` argument.
+        classified by its ``command`` argument, an apply_patch tool by its operation's
+        ``type`` (``create_file`` creates, ``delete_file`` deletes).
         """
         explicit = self.action_classes.get(tool)
         if explicit is not None:
             return explicit
         by_name = class_from_name(tool)
-        command = args.get("command")
-        if (
-            isinstance(command, str)
-            and command in EDITOR_COMMANDS
-            and (by_name in FILE_CLASSES or (by_name is None and self._has_path(args)))
-        ):
-            return EDITOR_COMMANDS[command]
+        if by_name is None or by_name in FILE_CLASSES:
+            chosen = self._file_operation(by_name, args)
+            if chosen is not None:
+                return chosen
         return by_name if by_name is not None else self._class_from_args(args)
+
+    def _file_operation(self, by_name: str | None, args: Mapping[str, Any]) -> str | None:
+        """Return the class an editor's ``command`` or a patch's ``type`` says, if any.
+
+        Only for a file tool, or a tool whose name says nothing and that is given a path;
+        a ``type`` only for an editing one (a reader's ``type`` is no patch operation).
+        """
+        command = args.get("command")
+        chosen = EDITOR_COMMANDS.get(command) if isinstance(command, str) else None
+        if chosen is None and by_name in (FILE_EDIT, None):
+            operation = args.get("type")
+            chosen = PATCH_OPERATIONS.get(operation) if isinstance(operation, str) else None
+        if chosen is None or (by_name is None and not self._has_path(args)):
+            return None
+        return chosen
 
     def _has_path(self, args: Mapping[str, Any]) -> bool:
         paths = (v for k, v in args.items() if k in self.target_keys and k not in URL_KEYS)
@@ -367,8 +381,10 @@ class ToolCallAdapter:
         action_class = self.action_classes.get(tool)
         if action_class is None:
             action_class = class_from_name(tool)
-            if "command" in names and (action_class is None or action_class in FILE_CLASSES):
-                return None  # an editor command, or the shape of the arguments, decides
+            if ("command" in names or "type" in names) and (
+                action_class is None or action_class in FILE_CLASSES
+            ):
+                return None  # an editor command or a patch operation, or the arguments' shape
             if action_class is None:
                 keys = set(names)
                 decided = bool(keys & OLD_ARGS and keys & NEW_ARGS) or bool(keys & SHELL_ARGS)
