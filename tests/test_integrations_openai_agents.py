@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,12 @@ pytest.importorskip("agents")
 
 from agents import (
     Agent,
+    ApplyPatchOperation,
+    ApplyPatchTool,
     FunctionTool,
     LocalShellCommandRequest,
     LocalShellTool,
+    RunContextWrapper,
     Runner,
     ShellCallOutcome,
     ShellCommandOutput,
@@ -32,10 +36,18 @@ from agents import (
 )
 
 from helpers.agent_tools import MISSING, Counter, read_text
-from helpers.openai_agents_model import LocalShellRun, ScriptedModel, ShellCall
+from helpers.openai_agents_model import (
+    AsyncWorkspaceEditor,
+    LocalShellRun,
+    Patch,
+    ScriptedModel,
+    ShellCall,
+    WorkspaceEditor,
+)
 from scarguard import FailureMemory, PromptGuard
 from scarguard.integrations import guard_tools
 from scarguard.integrations.openai_agents import guard_agent, guard_tool
+from scarguard.testing import FakeClock
 
 pytestmark = pytest.mark.slow  # a framework's real agent loop
 
@@ -302,3 +314,181 @@ def test_local_shell_tool(memory: FailureMemory, workspace: Path) -> None:
     assert "refused" in model.outputs[-1]
     (failure, *_) = memory.recent_failures(tool="local_shell")
     assert "CalledProcessError" in failure.error
+
+
+CALC = "def add(a, b):\n    return a + b\n"
+STALE = Patch("update_file", "calc.py", "@@ def add(a, b):\n-    return a - b\n+    return a * b\n")
+"""A patch whose context (``return a - b``) is not in calc.py."""
+FIX = Patch("update_file", "calc.py", "@@ def add(a, b):\n-    return a + b\n+    return a * b\n")
+
+
+@pytest.fixture
+def calc(in_tmp_path: Path) -> Path:
+    """A workspace with calc.py, whose add() returns ``a + b``."""
+    (in_tmp_path / "calc.py").write_text(CALC)
+    return in_tmp_path
+
+
+@pytest.fixture
+def rooted(
+    in_tmp_path: Path, clock: FakeClock, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FailureMemory]:
+    """A SQLite memory whose root is the workspace, ``tmp_path`` (it watches files there)."""
+    monkeypatch.setenv("OPENAI_AGENTS_DISABLE_TRACING", "1")
+    with FailureMemory(in_tmp_path / "memory.db", clock=clock, root=in_tmp_path) as opened:
+        yield opened
+
+
+def patch_agent(model: ScriptedModel, editor: WorkspaceEditor, **options: Any) -> Agent[Any]:
+    return Agent(name="a", model=model, tools=[ApplyPatchTool(editor=editor, **options)])
+
+
+EDITORS: dict[str, Callable[[Path], WorkspaceEditor]] = {
+    "sync": WorkspaceEditor,
+    "async": AsyncWorkspaceEditor,
+    "failed-result": lambda workspace: WorkspaceEditor(workspace, failing="result"),
+    "failed-mapping": lambda workspace: WorkspaceEditor(workspace, failing="mapping"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(EDITORS))
+def test_apply_patch_refuses_a_repeated_failing_patch(
+    rooted: FailureMemory, calc: Path, kind: str
+) -> None:
+    """A patch whose context is not in the file runs once; its identical repeats are refused.
+
+    The editor raises (sync or async) or returns a failed result (an ApplyPatchResult or a
+    mapping): either way the model reads the failure, then a failed output with the reason.
+    """
+    editor, model = EDITORS[kind](calc), ScriptedModel([STALE] * 3)
+    result = run(guard_agent(patch_agent(model, editor), rooted))
+    assert result.final_output == "done"
+    assert editor.runs == 1
+    assert len(model.outputs) == 3
+    assert model.outputs[0].startswith("[failed] Invalid Context")
+    assert all(o.startswith("[failed] scarguard refused") for o in model.outputs[1:])
+    assert (calc / "calc.py").read_text() == CALC
+    (failure,) = rooted.recent_failures(tool="apply_patch")
+    assert failure.args == {"type": "update_file", "path": "calc.py", "diff": STALE.diff}
+    assert failure.signature == "edit_failed"
+    assert failure.targets == ("calc.py",)
+    assert "Invalid Context" in (failure.error or "")
+
+
+def test_apply_patch_editor_exception_propagates_unchanged(
+    rooted: FailureMemory, calc: Path
+) -> None:
+    """The editor's own exception leaves the guarded editor unchanged, and is recorded."""
+    tool = guard_tool(ApplyPatchTool(editor=WorkspaceEditor(calc)), rooted)
+    context = RunContextWrapper(context=None)
+    operation = ApplyPatchOperation("update_file", "calc.py", STALE.diff, ctx_wrapper=context)
+    with pytest.raises(ValueError, match="Invalid Context") as raised:
+        asyncio.run(tool.editor.update_file(operation))
+    (failure,) = rooted.recent_failures(tool="apply_patch")
+    assert failure.error == f"ValueError: {raised.value}"
+    assert failure.args == {"type": "update_file", "path": "calc.py", "diff": STALE.diff}
+
+
+def test_apply_patch_unguarded_runs_every_time(rooted: FailureMemory, calc: Path) -> None:
+    """Without the guard the editor tries the same failing patch every time it is asked."""
+    editor, model = WorkspaceEditor(calc), ScriptedModel([STALE] * 3)
+    run(patch_agent(model, editor))
+    assert editor.runs == 3
+    assert all(o.startswith("[failed] Invalid Context") for o in model.outputs)
+
+
+def test_apply_patch_success_is_not_refused(rooted: FailureMemory, calc: Path) -> None:
+    """A correct patch after a failing one on the same file runs and is recorded a success."""
+    editor, model = WorkspaceEditor(calc), ScriptedModel([STALE, FIX])
+    run(guard_agent(patch_agent(model, editor), rooted))
+    assert editor.runs == 2
+    assert model.outputs[-1] == "[completed] Updated calc.py"
+    assert (calc / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"
+    stats = rooted.stats()
+    assert (stats.successes_by_tool, stats.failures_by_tool) == (
+        {"apply_patch": 1},
+        {"apply_patch": 1},
+    )
+
+
+def test_apply_patch_allowed_after_the_file_changes_by_hand(
+    rooted: FailureMemory, calc: Path
+) -> None:
+    """A refused patch runs again once the file is changed by hand (to hold its context)."""
+    editor = WorkspaceEditor(calc)
+    model = ScriptedModel([STALE] * 2)
+    run(guard_agent(patch_agent(model, editor), rooted))
+    assert editor.runs == 1
+    assert "refused" in model.outputs[-1]
+    (calc / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    model = ScriptedModel([STALE])
+    run(guard_agent(patch_agent(model, editor), rooted))
+    assert editor.runs == 2
+    assert model.outputs == ["[completed] Updated calc.py"]
+    assert (calc / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"
+
+
+def test_apply_patch_creating_a_missing_file_is_not_refused(
+    rooted: FailureMemory, in_tmp_path: Path
+) -> None:
+    """An update of a missing file is refused on repeat; creating that file is not refused."""
+    editor = WorkspaceEditor(in_tmp_path)
+    update = Patch("update_file", "notes.md", "@@\n-old\n+new\n")
+    create = Patch("create_file", "notes.md", "+# Notes\n")
+    model = ScriptedModel([update, update, create])
+    run(guard_agent(patch_agent(model, editor), rooted))
+    assert editor.runs == 2
+    assert "No such file or directory" in model.outputs[0]
+    assert "refused" in model.outputs[1]
+    assert model.outputs[2] == "[completed] Created notes.md"
+    assert (in_tmp_path / "notes.md").read_text() == "# Notes"
+    (failure,) = rooted.recent_failures(tool="apply_patch")
+    assert failure.signature == "file_not_found"
+
+
+def test_apply_patch_move_to_is_a_target(rooted: FailureMemory, calc: Path) -> None:
+    """An update that moves the file records where it moves it, as an argument and a target."""
+    editor = WorkspaceEditor(calc)
+    moved = Patch("update_file", "calc.py", STALE.diff, move_to="maths.py")
+    model = ScriptedModel([moved] * 2)
+    run(guard_agent(patch_agent(model, editor), rooted))
+    assert editor.runs == 1
+    (failure,) = rooted.recent_failures(tool="apply_patch")
+    assert failure.args == {
+        "type": "update_file",
+        "path": "calc.py",
+        "diff": STALE.diff,
+        "move_to": "maths.py",
+    }
+    assert failure.targets == ("calc.py", "maths.py")
+
+
+def test_guard_tool_on_apply_patch_keeps_its_settings(rooted: FailureMemory, calc: Path) -> None:
+    """guard_tool() and guard_tools() copy an ApplyPatchTool, its name and approval settings
+    kept, its editor guarded; its calls are recorded under its name."""
+    editor = WorkspaceEditor(calc)
+
+    def needs_approval(ctx: Any, operation: Any, call_id: str) -> bool:
+        return False
+
+    def on_approval(ctx: Any, item: Any) -> Any:
+        return {"approve": True}
+
+    tool = ApplyPatchTool(
+        editor=editor, name="edit_files", needs_approval=needs_approval, on_approval=on_approval
+    )
+    (guarded,) = guard_tools([tool], rooted)
+    assert isinstance(guarded, ApplyPatchTool)
+    assert (guarded.name, guarded.needs_approval, guarded.on_approval) == (
+        "edit_files",
+        needs_approval,
+        on_approval,
+    )
+    assert guarded.editor is not editor
+    assert guarded.editor.workspace == calc  # the wrapped editor's own attributes
+    assert guard_tool(guarded, rooted) is guarded
+    assert tool.editor is editor  # the tool itself is unchanged
+    model = ScriptedModel([STALE] * 3)
+    run(Agent(name="a", model=model, tools=[guarded]))
+    assert editor.runs == 1
+    assert rooted.stats().failures_by_tool == {"edit_files": 1}

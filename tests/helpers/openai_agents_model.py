@@ -1,23 +1,34 @@
 """A scripted OpenAI Agents ``Model``: the SDK's real Runner loop, with no LLM behind it.
 
-Import it only after ``pytest.importorskip("agents")``: it builds on the SDK's own types.
+Also an apply_patch editor that applies the model's diffs to real files, with the SDK's own
+``apply_diff``. Import it only after ``pytest.importorskip("agents")``: it builds on the
+SDK's own types.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import Any, Literal
 
 import attrs
+from agents import ApplyPatchOperation, ApplyPatchResult
+from agents.apply_diff import apply_diff
 from agents.items import ModelResponse
 from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import (
+    ResponseApplyPatchToolCall,
     ResponseFunctionShellToolCall,
     ResponseFunctionToolCall,
     ResponseOutputMessage,
     ResponseOutputText,
+)
+from openai.types.responses.response_apply_patch_tool_call import (
+    OperationCreateFile,
+    OperationDeleteFile,
+    OperationUpdateFile,
 )
 from openai.types.responses.response_function_shell_tool_call import Action
 from openai.types.responses.response_output_item import LocalShellCall, LocalShellCallAction
@@ -38,15 +49,30 @@ class LocalShellRun:
     command: Sequence[str]
 
 
-Turn = tuple[str, Mapping[str, Any]] | ShellCall | LocalShellRun
-"""A function call (tool name, arguments), a shell call or a local shell call."""
+@attrs.frozen
+class Patch:
+    """A turn that asks the ``ApplyPatchTool`` for one operation on ``path``."""
+
+    type: Literal["create_file", "update_file", "delete_file"]
+    path: str
+    diff: str = ""
+    move_to: str | None = None
+
+
+Turn = tuple[str, Mapping[str, Any]] | ShellCall | LocalShellRun | Patch
+"""A function call (tool name, arguments), a shell call, a local shell call or a patch."""
 
 
 def _output_text(item: Mapping[str, Any]) -> str | None:
-    """Return the text a tool output item carries back to the model, else ``None``."""
+    """Return the text a tool output item carries back to the model, else ``None``.
+
+    An apply_patch output is its status in brackets, then its output: ``[failed] ...``.
+    """
     kind = item.get("type")
     if kind in ("function_call_output", "local_shell_call_output"):
         return str(item["output"])
+    if kind == "apply_patch_call_output":
+        return f"[{item.get('status')}] {item.get('output', '')}"
     if kind == "shell_call_output":
         return "".join(
             str(entry.get("stdout", "")) + str(entry.get("stderr", ""))
@@ -55,7 +81,24 @@ def _output_text(item: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _operation(turn: Patch) -> Any:
+    extra = {} if turn.move_to is None else {"move_to": turn.move_to}  # (the SDK reads it)
+    if turn.type == "create_file":
+        return OperationCreateFile(type="create_file", path=turn.path, diff=turn.diff)
+    if turn.type == "delete_file":
+        return OperationDeleteFile(type="delete_file", path=turn.path)
+    return OperationUpdateFile(type="update_file", path=turn.path, diff=turn.diff, **extra)
+
+
 def _tool_call(turn: Turn, number: int) -> Any:
+    if isinstance(turn, Patch):
+        return ResponseApplyPatchToolCall(
+            type="apply_patch_call",
+            id=f"ap{number}",
+            call_id=f"c{number}",
+            status="completed",
+            operation=_operation(turn),
+        )
     if isinstance(turn, ShellCall):
         return ResponseFunctionShellToolCall(
             type="shell_call",
@@ -86,7 +129,7 @@ class ScriptedModel(Model):
     """Ask for one tool call of ``calls`` a turn, then give a final ``done`` message.
 
     Keeps what it was sent: the system instructions of every turn, and the tool outputs of
-    the latest turn's input (function, shell and local shell outputs, as text).
+    the latest turn's input (function, shell, local shell and apply_patch outputs, as text).
     """
 
     def __init__(self, calls: Sequence[Turn]) -> None:
@@ -118,3 +161,66 @@ class ScriptedModel(Model):
 
     def stream_response(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError
+
+
+class WorkspaceEditor:
+    """An apply_patch editor on the files of ``workspace``, counting the operations it runs.
+
+    Diffs are applied with the SDK's ``apply_diff``, which raises ``ValueError("Invalid
+    Context ...")`` when a hunk's context lines are not in the file. ``failing`` says how a
+    failed operation is reported: ``"raise"`` the exception, ``"result"`` a failed
+    ``ApplyPatchResult`` with its message, ``"mapping"`` the same as a dict.
+    """
+
+    def __init__(
+        self, workspace: Path, *, failing: Literal["raise", "result", "mapping"] = "raise"
+    ) -> None:
+        self.workspace = workspace
+        self.failing = failing
+        self.runs = 0
+
+    def _apply(self, operation: ApplyPatchOperation) -> Any:
+        self.runs += 1
+        path = self.workspace / operation.path
+        try:
+            if operation.type == "delete_file":
+                path.unlink()
+                return ApplyPatchResult(status="completed", output=f"Deleted {operation.path}")
+            if operation.type == "create_file":
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_text(apply_diff("", operation.diff or "", mode="create"))
+                return ApplyPatchResult(status="completed", output=f"Created {operation.path}")
+            patched = apply_diff(path.read_text(), operation.diff or "")
+        except (OSError, ValueError) as exc:
+            if self.failing == "raise":
+                raise
+            if self.failing == "mapping":
+                return {"status": "failed", "output": str(exc)}
+            return ApplyPatchResult(status="failed", output=str(exc))
+        target = self.workspace / (operation.move_to or operation.path)
+        target.write_text(patched)
+        if target != path:
+            path.unlink()
+        return ApplyPatchResult(status="completed", output=f"Updated {operation.path}")
+
+    def create_file(self, operation: ApplyPatchOperation) -> Any:
+        return self._apply(operation)
+
+    def update_file(self, operation: ApplyPatchOperation) -> Any:
+        return self._apply(operation)
+
+    def delete_file(self, operation: ApplyPatchOperation) -> Any:
+        return self._apply(operation)
+
+
+class AsyncWorkspaceEditor(WorkspaceEditor):
+    """:class:`WorkspaceEditor` with coroutine methods (the SDK awaits what they return)."""
+
+    async def create_file(self, operation: ApplyPatchOperation) -> Any:
+        return self._apply(operation)
+
+    async def update_file(self, operation: ApplyPatchOperation) -> Any:
+        return self._apply(operation)
+
+    async def delete_file(self, operation: ApplyPatchOperation) -> Any:
+        return self._apply(operation)

@@ -33,6 +33,7 @@ _TOOL_TYPES: tuple[tuple[str, str, str], ...] = (
     ("agents.tool", "FunctionTool", "openai_agents"),
     ("agents.tool", "ShellTool", "openai_agents"),
     ("agents.tool", "LocalShellTool", "openai_agents"),
+    ("agents.tool", "ApplyPatchTool", "openai_agents"),
     ("pydantic_ai.tools", "Tool", "pydantic_ai"),
     ("smolagents.tools", "Tool", "smolagents"),
 )

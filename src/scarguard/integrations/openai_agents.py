@@ -33,11 +33,13 @@ from __future__ import annotations
 import copy
 import inspect
 import json
-from collections.abc import Callable
-from typing import Any, overload
+from collections.abc import Callable, Mapping
+from typing import Any, TypeGuard, overload
 
 from agents import Agent, FunctionTool, function_tool
+from agents.editor import ApplyPatchEditor, ApplyPatchOperation, ApplyPatchResult
 from agents.tool import (
+    ApplyPatchTool,
     LocalShellCommandRequest,
     LocalShellTool,
     ShellCommandRequest,
@@ -51,9 +53,11 @@ from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
 from scarguard.integrations._driver import CallPlan, GuardSettings, error_text, run_async
 from scarguard.prompt import PromptGuard
 
-__all__ = ["guard_agent", "guard_tool", "tool_from_function"]
+__all__ = ["guard_agent", "guard_tool", "guardable", "tool_from_function"]
 
 _GUARDED_MARK = "_scarguard_guarded"
+_Guardable = FunctionTool | ShellTool | LocalShellTool | ApplyPatchTool
+"""The tools :func:`guard_tool` guards (a ``ShellTool`` only with a local executor)."""
 _PLAN = CallPlan(refuse=lambda decision: decision.message)
 
 
@@ -125,6 +129,105 @@ def _guard_shell(
     return guarded
 
 
+def _patch_failure(result: Any) -> str | None:
+    """Return the error text of an editor result with status ``"failed"``, else ``None``.
+
+    An ``ApplyPatchResult`` or a mapping (the SDK accepts both): its output is the error
+    text. Any other result (``None``, a string, ``"completed"``) is a success.
+    """
+    if isinstance(result, ApplyPatchResult):
+        status, output = result.status, result.output
+    elif isinstance(result, Mapping):
+        status, output = result.get("status"), result.get("output")
+    else:
+        return None
+    if status != "failed":
+        return None
+    text = str(output) if output is not None else ""
+    return text[:MAX_RESULT_TEXT] or "The editor reported the operation as failed."
+
+
+_PATCH_PLAN = CallPlan(
+    refuse=lambda decision: ApplyPatchResult(status="failed", output=decision.message),
+    failure_in=_patch_failure,
+)
+
+
+def _patch_arguments(operation: ApplyPatchOperation) -> dict[str, Any]:
+    """Return an editor operation's arguments for the memory (not its run context)."""
+    args: dict[str, Any] = {"type": operation.type, "path": operation.path, "diff": operation.diff}
+    if operation.move_to is not None:
+        args["move_to"] = operation.move_to
+    return args
+
+
+def _patch_targets(args: Mapping[str, Any]) -> list[str]:
+    """Return the files an editor operation touches: its path, and where it moves it."""
+    return [str(args[key]) for key in ("path", "move_to") if args.get(key)]
+
+
+class _GuardedEditor:
+    """An ``ApplyPatchEditor`` whose every operation is one guarded step.
+
+    Each method is a coroutine function whatever the wrapped editor's are (the SDK awaits
+    what an editor returns). Other attributes are the wrapped editor's.
+    """
+
+    def __init__(self, editor: ApplyPatchEditor, settings: GuardSettings, tool: str) -> None:
+        self.__wrapped__ = editor
+        self._settings = settings
+        self._tool = tool
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "__wrapped__":  # (not set yet: a copy being built)
+            raise AttributeError(name)
+        return getattr(self.__wrapped__, name)
+
+    async def _apply(self, method: str, operation: ApplyPatchOperation) -> Any:
+        apply: Callable[[ApplyPatchOperation], Any] = getattr(self.__wrapped__, method)
+
+        async def run() -> Any:
+            result = apply(operation)
+            return await result if inspect.isawaitable(result) else result
+
+        args = _patch_arguments(operation)
+        return await run_async(self._settings, self._tool, args, run, _PATCH_PLAN)
+
+    async def create_file(self, operation: ApplyPatchOperation) -> Any:
+        """Create the file, guarded."""
+        return await self._apply("create_file", operation)
+
+    async def update_file(self, operation: ApplyPatchOperation) -> Any:
+        """Apply the diff to the file, guarded."""
+        return await self._apply("update_file", operation)
+
+    async def delete_file(self, operation: ApplyPatchOperation) -> Any:
+        """Delete the file, guarded."""
+        return await self._apply("delete_file", operation)
+
+
+def _guard_apply_patch(tool: ApplyPatchTool, memory: Any, targets: Any) -> ApplyPatchTool:
+    """Return a copy of an apply_patch tool whose editor runs each operation guarded."""
+    settings = GuardSettings.build(memory, targets=_patch_targets if targets is None else targets)
+    guarded = copy.copy(tool)
+    guarded.editor = _GuardedEditor(tool.editor, settings, tool.name)
+    setattr(guarded, _GUARDED_MARK, True)
+    return guarded
+
+
+def guardable(tool: object) -> TypeGuard[_Guardable]:
+    """Return whether :func:`guard_tool` guards ``tool`` (and :func:`guard_agent` does).
+
+    Function tools, apply_patch tools and shell tools that run in this process are
+    guarded; hosted tools (web and file search, code interpreter, image generation, hosted
+    MCP, tool search, a ``ShellTool`` in OpenAI's container) run on OpenAI's side, and
+    ``ComputerTool`` and ``CustomTool`` are not guarded yet.
+    """
+    if isinstance(tool, ShellTool):
+        return tool.executor is not None
+    return isinstance(tool, (FunctionTool, LocalShellTool, ApplyPatchTool))
+
+
 def _arguments(raw: str) -> dict[str, Any]:
     try:
         parsed = json.loads(raw) if raw else {}
@@ -151,26 +254,37 @@ def guard_tool(
 ) -> LocalShellTool: ...
 
 
+@overload
 def guard_tool(
-    tool: FunctionTool | ShellTool | LocalShellTool,
+    tool: ApplyPatchTool, memory: Any, *, targets: Any = None, handle_errors: bool = True
+) -> ApplyPatchTool: ...
+
+
+def guard_tool(
+    tool: _Guardable,
     memory: Any,
     *,
     targets: Any = None,
     handle_errors: bool = True,
-) -> FunctionTool | ShellTool | LocalShellTool:
-    """Return a guarded copy of a ``FunctionTool``, ``ShellTool`` or ``LocalShellTool``.
+) -> _Guardable:
+    """Return a guarded copy of a function, shell or apply_patch tool.
 
     A function tool keeps its name, description and JSON schema. A shell tool keeps its
     name, environment and approval settings; its executor is wrapped, so each shell call
-    is one guarded step (a refused call returns the refusal text instead of running).
+    is one guarded step (a refused call returns the refusal text instead of running). An
+    ``ApplyPatchTool`` keeps its name and approval settings; its editor is wrapped, so each
+    operation (create, update, delete a file) is one guarded step (a refused one returns a
+    failed ``ApplyPatchResult`` with the refusal text instead of running).
 
     Args:
-        tool: The ``FunctionTool``, or a shell tool with a local executor.
+        tool: The ``FunctionTool``, ``ApplyPatchTool``, or a shell tool with a local
+            executor.
         memory: The :class:`~scarguard.FailureMemory`.
-        targets: Argument names whose values are the call's targets, or a callable.
+        targets: Argument names whose values are the call's targets, or a callable
+            (default for an apply_patch operation: its ``path`` and ``move_to``).
         handle_errors: Show the model the tool's exception (type and message) instead of
-            the SDK's generic error text. Shell tools ignore it: the SDK reports an
-            executor's exception to the model itself.
+            the SDK's generic error text. Shell and apply_patch tools ignore it: the SDK
+            reports an executor's or editor's exception to the model itself.
 
     Returns:
         The guarded copy.
@@ -183,10 +297,12 @@ def guard_tool(
         return tool
     if isinstance(tool, (ShellTool, LocalShellTool)):
         return _guard_shell(tool, memory, targets)
+    if isinstance(tool, ApplyPatchTool):
+        return _guard_apply_patch(tool, memory, targets)
     if not isinstance(tool, FunctionTool):
         raise TypeError(
-            "guard_tool takes an OpenAI Agents FunctionTool, ShellTool or LocalShellTool,"
-            f" got {type(tool).__name__}"
+            "guard_tool takes an OpenAI Agents FunctionTool, ShellTool, LocalShellTool or"
+            f" ApplyPatchTool, got {type(tool).__name__}"
         )
     settings = GuardSettings.build(memory, targets=targets, handle_errors=handle_errors)
     raising = copy.copy(tool)  # the same invoker, rebound, with no error formatter: it raises
@@ -229,11 +345,12 @@ def guard_agent(
     handle_errors: bool = True,
     prompt: PromptGuard | bool = True,
 ) -> Agent[Any]:
-    """Return a clone of ``agent`` with guarded function and shell tools and the guard block.
+    """Return a clone of ``agent`` with guarded tools and the guard block.
 
-    A ``ShellTool`` is guarded when it has a local executor; a hosted one (a container
-    environment, no executor) runs on OpenAI's side and is left alone, like the other
-    hosted tools.
+    Its function tools, its ``ApplyPatchTool`` and its shell tools are guarded (see
+    :func:`guard_tool`). A ``ShellTool`` is guarded when it has a local executor; a hosted
+    one (a container environment, no executor) runs on OpenAI's side and is left alone,
+    like the other hosted tools (see :func:`guardable`).
 
     Args:
         agent: The agent.
@@ -249,10 +366,7 @@ def guard_agent(
         The guarded clone (``agent`` itself is unchanged).
     """
     tools = [
-        guard_tool(t, memory, targets=targets, handle_errors=handle_errors)
-        if isinstance(t, (FunctionTool, LocalShellTool))
-        or (isinstance(t, ShellTool) and t.executor is not None)
-        else t
+        guard_tool(t, memory, targets=targets, handle_errors=handle_errors) if guardable(t) else t
         for t in agent.tools
     ]
     if prompt is True:
