@@ -22,9 +22,15 @@ from agents import (
     Agent,
     ApplyPatchOperation,
     ApplyPatchTool,
+    CodeInterpreterTool,
+    CustomTool,
+    FileSearchTool,
     FunctionTool,
+    HostedMCPTool,
+    ImageGenerationTool,
     LocalShellCommandRequest,
     LocalShellTool,
+    ProgrammaticToolCallingTool,
     RunContextWrapper,
     Runner,
     ShellCallOutcome,
@@ -32,6 +38,8 @@ from agents import (
     ShellCommandRequest,
     ShellResult,
     ShellTool,
+    ToolSearchTool,
+    WebSearchTool,
     function_tool,
 )
 
@@ -492,3 +500,33 @@ def test_guard_tool_on_apply_patch_keeps_its_settings(rooted: FailureMemory, cal
     run(Agent(name="a", model=model, tools=[guarded]))
     assert editor.runs == 1
     assert rooted.stats().failures_by_tool == {"edit_files": 1}
+
+
+AUTO: Any = {"type": "auto"}
+
+
+def test_guard_tools_leaves_hosted_tools_alone(rooted: FailureMemory, calc: Path) -> None:
+    """Hosted tools in guard_tools' list come back unchanged; the others are guarded."""
+    hosted: list[Any] = [
+        ShellTool(environment={"type": "container_auto"}),
+        WebSearchTool(),
+        FileSearchTool(vector_store_ids=["vs_1"]),
+        HostedMCPTool(tool_config={"type": "mcp", "server_label": "x", "server_url": "https://x"}),
+        CodeInterpreterTool(tool_config={"type": "code_interpreter", "container": AUTO}),
+        ImageGenerationTool(tool_config={"type": "image_generation"}),
+        ToolSearchTool(),
+        ProgrammaticToolCallingTool(),
+        CustomTool(name="raw", description="Raw input.", on_invoke_tool=lambda ctx, raw: raw),
+    ]
+    counter = Counter()
+    patch = ApplyPatchTool(editor=WorkspaceEditor(calc))
+    tools = [toolkit_tool(counter), *hosted, patch]
+    guarded = guard_tools(tools, rooted)
+    assert guarded[1:-1] == hosted
+    assert all(g is h for g, h in zip(guarded[1:-1], hosted, strict=True))
+    assert guarded[0] is not tools[0] and guarded[-1] is not patch
+    assert all(getattr(g, "_scarguard_guarded", False) for g in (guarded[0], guarded[-1]))
+    agent = guard_agent(Agent(name="a", tools=tools), rooted)
+    assert [t is h for t, h in zip(agent.tools[1:-1], hosted, strict=True)] == [True] * len(hosted)
+    with pytest.raises(TypeError, match="hosted shell tool"):
+        guard_tool(hosted[0], rooted)

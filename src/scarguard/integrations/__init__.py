@@ -26,14 +26,27 @@ from scarguard.errors import ConfigurationError
 
 __all__ = ["FRAMEWORKS", "framework_of", "guard_tools"]
 
+_OPENAI_AGENTS_TOOLS = (
+    "FunctionTool",
+    "ShellTool",
+    "LocalShellTool",
+    "ApplyPatchTool",
+    # hosted tools (and kinds not guarded yet): recognised, returned unchanged
+    "WebSearchTool",
+    "FileSearchTool",
+    "HostedMCPTool",
+    "CodeInterpreterTool",
+    "ImageGenerationTool",
+    "ToolSearchTool",
+    "ProgrammaticToolCallingTool",
+    "ComputerTool",
+    "CustomTool",
+)
 _TOOL_TYPES: tuple[tuple[str, str, str], ...] = (
     ("langchain_core.tools", "BaseTool", "langchain"),
     ("crewai.tools", "BaseTool", "crewai"),
     ("autogen_core.tools", "BaseTool", "autogen"),
-    ("agents.tool", "FunctionTool", "openai_agents"),
-    ("agents.tool", "ShellTool", "openai_agents"),
-    ("agents.tool", "LocalShellTool", "openai_agents"),
-    ("agents.tool", "ApplyPatchTool", "openai_agents"),
+    *(("agents.tool", name, "openai_agents") for name in _OPENAI_AGENTS_TOOLS),
     ("pydantic_ai.tools", "Tool", "pydantic_ai"),
     ("smolagents.tools", "Tool", "smolagents"),
 )
@@ -79,7 +92,10 @@ def guard_tools(
     model through the framework's error channel. A plain function becomes that
     framework's tool object (built the way the framework's own decorator builds it), then
     guarded. The framework for plain functions is ``framework=``, or else the one of the
-    tool objects in the list.
+    tool objects in the list. A tool the framework's ``guard_agent`` leaves alone is
+    returned unchanged: an OpenAI Agents hosted tool (web or file search, code
+    interpreter, hosted MCP, a ``ShellTool`` in OpenAI's container...), which runs on
+    OpenAI's side, or a kind not guarded yet (``ComputerTool``, ``CustomTool``).
 
     Args:
         tools: Plain functions and framework tool objects, mixed.
@@ -121,7 +137,15 @@ def guard_tools(
     for item in items:
         kind = framework_of(item)
         module = _module(kind or target)  # type: ignore[arg-type]
+        if kind is not None and not getattr(module, "guardable", _always)(item):
+            guarded.append(item)  # a hosted tool: the framework's guard_agent leaves it alone
+            continue
         obj = item if kind is not None else module.tool_from_function(item)
         guard: Callable[..., Any] = module.guard_tool
         guarded.append(guard(obj, memory, **options))
     return guarded
+
+
+def _always(obj: object) -> bool:
+    """Guard every tool object (a framework module without ``guardable`` guards them all)."""
+    return True
