@@ -1,10 +1,14 @@
 """Guard OpenAI Agents SDK tool calls.
 
-* :func:`guard_agent` returns a clone of an ``Agent`` whose function and shell tools are
-  guarded and whose instructions carry the guard block, rendered again for each model call.
+* :func:`guard_agent` returns a clone of an ``Agent`` whose function, shell and apply_patch
+  tools are guarded and whose instructions carry the guard block, rendered again for each
+  model call.
 * :func:`guard_tool` for one ``FunctionTool`` (``@function_tool``, a tool another module
-  built): a copy with the same name, description and JSON schema; or for one ``ShellTool``
-  or ``LocalShellTool``: a copy whose executor is guarded.
+  built): a copy with the same name, description and JSON schema; for one ``ShellTool``
+  or ``LocalShellTool``: a copy whose executor is guarded; for one ``ApplyPatchTool``: a
+  copy whose editor is guarded.
+* :func:`guardable` says which tools these guard; the others (hosted tools) are left alone
+  by :func:`guard_agent` and :func:`scarguard.integrations.guard_tools`.
 
 The SDK sends a function tool's output string back to the model; a failed call has no flag
 of its own, so a refused call's output is the refusal text (what to do instead). The SDK's
@@ -26,6 +30,19 @@ turns it into a failed shell output for the model. A refused call returns the re
 (the executor does not run). A hosted ``ShellTool`` (a container environment, no executor)
 runs on OpenAI's side and is left alone, like the other hosted tools; ``LocalShellTool``
 results are strings, so only its exceptions are failures.
+
+An ``ApplyPatchTool`` operation (``create_file``, ``update_file``, ``delete_file``) is one
+call of the tool's name (``"apply_patch"``) with the arguments ``type``, ``path`` and
+``diff`` (and ``move_to`` when the update moves the file), its targets the path and where it
+moves; the tool-call adapter reads ``type`` as the action (creating a file does not need
+it). An ``ApplyPatchResult`` (or a mapping) with status ``"failed"`` is recorded as a
+failure, its output the error text, and returned unchanged. An editor's exception is
+recorded and propagates: the SDK sends the model a failed ``apply_patch_call_output`` with
+the exception's message and skips the call's remaining operations. A refused operation
+does not reach the editor: it returns ``ApplyPatchResult(status="failed", output=<the
+refusal>)``, which the model reads as a failed patch with the reason. A patch whose context
+lines are not in the file (the SDK's ``apply_diff``: ``Invalid Context``) is refused the
+first time it is repeated unchanged, until the file changes.
 """
 
 from __future__ import annotations
