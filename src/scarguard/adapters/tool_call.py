@@ -381,10 +381,13 @@ class ToolCallAdapter:
         action_class = self.action_classes.get(tool)
         if action_class is None:
             action_class = class_from_name(tool)
-            if ("command" in names or "type" in names) and (
-                action_class is None or action_class in FILE_CLASSES
+            if "command" in names and (action_class is None or action_class in FILE_CLASSES):
+                return None  # an editor command, or the shape of the arguments, decides
+            if "type" in names and (
+                action_class == FILE_EDIT
+                or (action_class is None and not self.target_keys.isdisjoint(names))
             ):
-                return None  # an editor command or a patch operation, or the arguments' shape
+                return None  # a patch operation's type may decide (create_file, delete_file)
             if action_class is None:
                 keys = set(names)
                 decided = bool(keys & OLD_ARGS and keys & NEW_ARGS) or bool(keys & SHELL_ARGS)
