@@ -124,6 +124,35 @@ def test_creating_the_missing_path_by_hand_lifts_the_ban(
 
 
 @pytest.mark.parametrize(
+    ("tool", "key", "absolute"),
+    [
+        ("read_file", "relative_path", False),  # Serena's MCP tools
+        ("read_file", "absolute_path", True),  # Gemini CLI
+        ("view_file", "AbsolutePath", True),  # Windsurf
+        ("replace_file_content", "TargetFile", True),
+        ("read_file", "path", False),
+    ],
+)
+def test_a_file_tool_s_path_argument_is_its_target_and_a_file_made_by_hand_lifts(
+    tmp_path: Path, tool: str, key: str, absolute: bool
+) -> None:
+    """The path arguments of popular agents' file tools are targets, so the file is watched:
+    created by hand, a read refused as missing runs again; another file created does not lift.
+    """
+    memory = memory_in(tmp_path)
+    path = str(tmp_path / "notes.md") if absolute else "notes.md"
+    args = {key: path}
+    assert memory.describe(tool, args).targets == ("notes.md",)
+    for _ in range(2):
+        fail(memory, tool, args, "Error: file not found: notes.md")
+    assert not memory.check(tool, args).allowed
+    (tmp_path / "other.md").write_text("x\n")
+    assert not memory.check(tool, args).allowed
+    (tmp_path / "notes.md").write_text("# notes\n")
+    assert memory.check(tool, args).allowed
+
+
+@pytest.mark.parametrize(
     ("error", "paths"),
     [
         ("ls: cannot access 'build': No such file or directory", ("build",)),

@@ -69,9 +69,18 @@ DEFAULT_TARGET_KEYS: Final = frozenset(
         "path", "paths", "file", "files", "file_path", "file_paths", "filepath", "filename",
         "target_file", "target_path", "target_directory", "notebook_path", "dir",
         "directory", "folder", "destination", "dest", "url", "urls", "uri", "uris",
+        "relative_path", "absolute_path", "dir_path", "directory_path", "folder_path",
+        # the CamelCase names some coding agents' file tools use
+        "TargetFile", "AbsolutePath", "FilePath", "DirectoryPath", "SearchPath",
+        "SearchDirectory",
     }
 )  # fmt: skip
-"""Argument names whose values are targets. ``cwd`` is deliberately absent."""
+"""Argument names whose values are targets. ``cwd`` is deliberately absent.
+
+Besides the common ones, the names of popular agents' file tools: ``relative_path``
+(Serena's MCP tools), ``absolute_path`` (Gemini CLI's ``read_file``), ``TargetFile`` and
+``AbsolutePath`` (Windsurf's). A call with no target is banned as a whole, and a file
+created or fixed by hand cannot lift it: no file is watched."""
 
 DEFAULT_VOLATILE_KEYS: Final = frozenset(
     {"request_id", "trace_id", "span_id", "correlation_id", "idempotency_key", "timestamp", "nonce"}
