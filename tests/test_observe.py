@@ -154,6 +154,50 @@ def test_edit_whose_search_text_an_earlier_edit_inserted_runs(tmp_path: Path) ->
     assert (tmp_path / "app.py").read_text() == "def main():\n    return 2\n"
 
 
+def multi_edit_tool(memory: FailureMemory, root: Path):
+    """The MCP filesystem server's ``edit_file``: its edits in order, each text found once."""
+
+    @guarded_tool(memory)
+    def edit_file(path: str, edits: list[dict[str, str]], dryRun: bool = False) -> str:
+        text = (root / path).read_text()
+        for edit in edits:
+            if edit["oldText"] not in text:
+                raise ValueError(f"Could not find exact match for edit:\n{edit['oldText']}")
+            text = text.replace(edit["oldText"], edit["newText"], 1)
+        (root / path).write_text(text)
+        return "edited"
+
+    return edit_file
+
+
+def test_a_multi_edit_is_refused_at_its_repeat_until_its_search_text_is_there(
+    tmp_path: Path,
+) -> None:
+    """The filesystem server's edit whose ``oldText`` is not in the file is refused at its
+    first repeat; a change by hand that leaves the text out does not lift it, one that puts
+    it in does. Of several edits, which failed is not known: any change of the file lifts."""
+    app = tmp_path / "app.py"
+    app.write_text("def main():\n    pass\n")
+    memory = memory_in(tmp_path)
+    edit_file = multi_edit_tool(memory, tmp_path)
+    one = [{"oldText": "    return 1\n", "newText": "    return 2\n"}]
+    with pytest.raises(ValueError, match="Could not find exact match"):
+        edit_file("app.py", one)
+    assert refused(edit_file, "app.py", one)
+    app.write_text(app.read_text() + "# notes\n")
+    assert refused(edit_file, "app.py", one)
+    app.write_text("def main():\n    return 1\n")
+    assert edit_file("app.py", one) == "edited"
+    assert app.read_text() == "def main():\n    return 2\n"
+
+    two = [{"oldText": "def main", "newText": "def run"}, {"oldText": "pass", "newText": "x"}]
+    with pytest.raises(ValueError, match="Could not find exact match"):
+        edit_file("app.py", two)
+    assert refused(edit_file, "app.py", two)
+    app.write_text("def main():\n    pass\n")
+    assert edit_file("app.py", two) == "edited"
+
+
 def test_a_successful_edit_lifts_edit_bans_it_disproves_without_observation(
     tmp_path: Path,
 ) -> None:

@@ -199,6 +199,7 @@ POSITIVE: dict[str, list[str]] = {
         "ValueError: Invalid Context 0:\n    return a - b",
         "Invalid EOF Context 12:\n}",
         "ValueError: Invalid Anchor 0:\ndef subtract(a, b):",
+        "Error: Could not find exact match for edit:\n    return a - b",
     ],
     "module_not_found": [
         "ModuleNotFoundError: No module named 'numpy'",

@@ -18,6 +18,7 @@ from scarguard import canonical
 
 __all__ = [
     "CONTENT_ARGS",
+    "EDITS_ARG",
     "NEW_ARGS",
     "OLD_ARGS",
     "SEARCH_ARGS",
@@ -35,8 +36,13 @@ __all__ = [
 URL_KEYS: Final = frozenset({"url", "urls", "uri", "uris"})
 _URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 SHELL_ARGS: Final = frozenset({"command", "cmd", "script", "shell_command"})
-OLD_ARGS: Final = frozenset({"old_string", "old_str", "old_text", "old", "search"})
-NEW_ARGS: Final = frozenset({"new_string", "new_str", "new_text", "new", "replace", "replacement"})
+OLD_ARGS: Final = frozenset({"old_string", "old_str", "old_text", "oldText", "old", "search"})
+NEW_ARGS: Final = frozenset(
+    {"new_string", "new_str", "new_text", "newText", "new", "replace", "replacement"}
+)
+EDITS_ARG: Final = "edits"
+"""The list of edits of a multi-edit tool (Claude Code's ``MultiEdit``, the MCP filesystem
+server's ``edit_file``: ``[{"oldText": ..., "newText": ...}]``)."""
 CONTENT_ARGS: Final = frozenset({"content", "contents", "text", "file_text", "data", "body"})
 SEARCH_ARGS: Final = frozenset({"query", "pattern", "regex", "q", "search", "keywords"})
 
@@ -75,14 +81,36 @@ def command_strings(args: Mapping[str, Any]) -> Mapping[str, Any]:
     return args if changed is None else changed
 
 
+def _only_edit(args: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """Return the one edit of a multi-edit call that makes a single edit, else ``None``.
+
+    Of several edits, which one failed is not known from the arguments: none is taken.
+    """
+    edits = args.get(EDITS_ARG)
+    if isinstance(edits, (list, tuple)) and len(edits) == 1 and isinstance(edits[0], Mapping):
+        return edits[0]
+    return None
+
+
 def search_text(args: Mapping[str, Any]) -> str | None:
-    """Return the text an edit looks for (``old_string``, ``search``...), if it names one."""
-    return _text_of(args, OLD_ARGS)
+    """Return the text an edit looks for (``old_string``, ``search``...), if it names one.
+
+    A multi-edit call's, when it makes one edit (``edits=[{"oldText": ...}]``).
+    """
+    found = _text_of(args, OLD_ARGS)
+    if found is None and EDITS_ARG in args:
+        edit = _only_edit(args)
+        found = None if edit is None else _text_of(edit, OLD_ARGS)
+    return found
 
 
 def inserted_text(args: Mapping[str, Any]) -> str | None:
     """Return the text an edit or a write puts in (``new_string``, ``content``...), if any."""
-    return _text_of(args, NEW_ARGS) or _text_of(args, CONTENT_ARGS)
+    found = _text_of(args, NEW_ARGS) or _text_of(args, CONTENT_ARGS)
+    if found is None and EDITS_ARG in args:
+        edit = _only_edit(args)
+        found = None if edit is None else _text_of(edit, NEW_ARGS)
+    return found
 
 
 @functools.lru_cache(maxsize=4096)

@@ -21,7 +21,7 @@ from typing import Final
 
 import attrs
 
-from scarguard.adapters._arguments import OLD_ARGS, search_text
+from scarguard.adapters._arguments import EDITS_ARG, OLD_ARGS, search_text
 from scarguard.adapters._shell import (
     GIT_STATE,
     MANIFESTS,
@@ -315,7 +315,8 @@ class Revalidator:
         Nothing when a part of it would need redacting (it is stored), or when the observer
         fails: the constraint then depends on its tokens, as any other.
         """
-        search = None if OLD_ARGS.isdisjoint(call.args) else search_text(call.args)
+        searches = not OLD_ARGS.isdisjoint(call.args) or EDITS_ARG in call.args
+        search = search_text(call.args) if searches else None
         if search is not None and not _unredacted(redact, search):
             search = None
         try:

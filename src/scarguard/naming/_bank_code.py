@@ -73,7 +73,8 @@ PATCH_INVALID = Signature(
 
 # Agent: its search text is not in the file; the same text fails identically. The OpenAI
 # Agents SDK's `apply_diff` (V4A patches) says so as `Invalid Context 3:` (the context lines
-# of a hunk) or `Invalid Anchor 0:` (its `@@ def f():` line) followed by the missing text.
+# of a hunk) or `Invalid Anchor 0:` (its `@@ def f():` line) followed by the missing text;
+# the MCP filesystem server's `edit_file` as `Could not find exact match for edit:`.
 EDIT_FAILED = Signature(
     "edit_failed",
     r"(?i:\b(?:old_str(?:ing)?|search (?:string|text|block)|(?:string|text) to replace)\b"
@@ -83,7 +84,8 @@ EDIT_FAILED = Signature(
     r"|\b0 occurrences found for old_str(?:ing)?\b|\bold_str(?:ing)? found 0 times\b"
     r"|\bexpected 1 occurrences?(?:\(s\))? but found 0\b"
     r"|\bdoes not match anything in the file\b|\bFailed to find expected lines\b"
-    r"|\bpatch does not apply\b|\bInvalid (?:EOF )?Context \d+:|\bInvalid Anchor \d+:",
+    r"|\bpatch does not apply\b|\bInvalid (?:EOF )?Context \d+:|\bInvalid Anchor \d+:"
+    r"|\bCould not find exact match for edit\b",
     A,
     "Read the file again and copy the exact text to replace, including whitespace; do "
     "not retry the same search string.",
