@@ -213,3 +213,25 @@ def test_a_recording_transaction_reads_constraints_from_a_current_index() -> Non
         assert RecordingTransaction(tx).constraint(exact_ban(indexed).key) is None
     index.add(in_store)
     assert not index.lapsed
+
+
+def test_a_recording_transaction_lists_the_rules_from_a_current_index_oldest_first() -> None:
+    """What the store would list: the index's, with this transaction's puts and removals;
+    the store's own list when the index left lapsed rules out."""
+    store = MemoryStore()
+    a = exact_ban(read("a.txt"), created_at=3.0)
+    b = exact_ban(read("b.txt"), created_at=1.0)
+    c = exact_ban(read("c.txt"), created_at=2.0)
+    with store.transaction(Scope()) as tx:
+        tx.put_constraint(a)
+        tx.put_constraint(b)
+    index = ConstraintIndex.build([a, b], NOW)  # what the store holds
+    with store.transaction(Scope()) as tx:
+        recording = RecordingTransaction(tx, index)
+        recording.put_constraint(c)
+        recording.remove_constraints([b.key])
+        assert recording.constraints() == [c, a] == tx.constraints()
+        d = exact_ban(read("d.txt"), expires_at=NOW - 1)
+        tx.put_constraint(d)
+        lapsed = ConstraintIndex.build([a, c, d], NOW)
+        assert RecordingTransaction(tx, lapsed).constraints() == [c, a, d]  # (the store's)

@@ -192,6 +192,21 @@ def test_put_replace_and_remove_constraints(store: Store) -> None:
     assert [c.key for c in store.load_constraints(SCOPE)] == ["k2"]
 
 
+def test_remove_constraints_of_more_keys_than_one_statement_holds(store: Store) -> None:
+    """An eviction's 450 keys, with a duplicate past the first chunk and missing ones: each
+    existing one is removed and returned once, in the order asked; the others stay."""
+    keys = [f"c{i:03d}" for i in range(500)]
+    with store.transaction(SCOPE) as tx:
+        for key in keys:
+            tx.put_constraint(constraint(key))
+    asked = [*reversed(keys[:450]), "missing", keys[0], "also missing"]
+    with store.transaction(SCOPE) as tx:
+        removed = tx.remove_constraints(asked)
+        assert tx.constraint(keys[0]) is None
+    assert [c.key for c in removed] == list(reversed(keys[:450]))
+    assert sorted(c.key for c in store.load_constraints(SCOPE)) == keys[450:]
+
+
 def test_constraints_come_oldest_first_then_by_key(store: Store) -> None:
     """constraints() and load_constraints() order by creation time, then key."""
     with store.transaction(SCOPE) as tx:

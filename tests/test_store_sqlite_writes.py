@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers.factories import failure
+from helpers.factories import constraint, failure
 from scarguard import FailureMemory, Policy
 from scarguard.errors import StoreError
 from scarguard.learning import keys
@@ -303,3 +303,53 @@ def test_a_rule_that_lapsed_and_is_learned_again_is_counted_once(tmp_path: Path)
     assert rows_and_count(memory, path) == (1, 1)
     assert not memory.check("run_query", {"q": "SELEC 1"}).allowed
     memory.close()
+
+
+def test_an_eviction_removes_its_constraints_in_one_select_and_one_delete(
+    tmp_path: Path,
+) -> None:
+    """Past the cap a tenth of the rules go at once: not two statements per rule."""
+    memory = FailureMemory(tmp_path / "m.db", clock=FakeClock())
+    store = memory.store
+    assert isinstance(store, SQLiteStore)
+    keys = [f"exact:{i:03d}" for i in range(60)]
+    with store.transaction(memory.scope) as tx:
+        for key in keys:
+            tx.put_constraint(constraint(key))
+
+    def evict() -> None:
+        with store.transaction(memory.scope) as tx:
+            assert len(tx.remove_constraints(keys[:50])) == 50
+
+    run = traced(memory, evict)
+    assert len([s for s in run if "FROM constraints" in s]) == 2
+    assert [c.key for c in store.load_constraints(memory.scope)] == keys[50:]
+    memory.close()
+
+
+def test_an_eviction_past_the_cap_reads_the_rules_from_the_current_index(
+    tmp_path: Path,
+) -> None:
+    """The rules an eviction sorts are the checked index's, not every row decoded again;
+    what it evicts is what a memory reading them from the file evicts."""
+    kept = []
+    for checked in (True, False):
+        path = tmp_path / f"m-{checked}.db"
+        memory = FailureMemory(path, clock=FakeClock(), policy=Policy(max_active_constraints=10))
+        reads = []
+        for i in range(15):
+            args = {"path": "a.py", "old_string": f"s{i}"}
+            if checked:
+                memory.check("edit_file", args)
+            memory.clock.advance(5)  # type: ignore[attr-defined]
+            run = traced(
+                memory,
+                lambda m=memory, a=args: m.record("edit_file", a, error="old_string not found"),
+            )
+            reads += [s for s in run if "FROM constraints" in s and "ORDER BY" in s]
+        assert bool(reads) is not checked
+        rows, count = rows_and_count(memory, path)
+        assert rows == count <= 10
+        kept.append(sorted(c.key for c in memory.store.load_constraints(memory.scope)))
+        memory.close()
+    assert kept[0] == kept[1]

@@ -328,8 +328,18 @@ class RecordingTransaction:
         return removed
 
     def constraints(self) -> list[Constraint]:
-        """Read every constraint."""
-        return self.tx.constraints()
+        """Read every constraint, oldest first: from the current index when it holds them all.
+
+        It does unless it was built after some lapsed (they stay stored, left out of it): an
+        eviction past the cap reads every rule, which decoded from the store costs more
+        than all the rest of the failure that triggers it.
+        """
+        current = self._current
+        if current is None or current.lapsed:
+            return self.tx.constraints()
+        found = {k: c for k, c in current.by_key.items() if k not in self.removed}
+        found.update(self.put)
+        return sorted(found.values(), key=_oldest_first)
 
     def receipt(self, type: str, payload: Mapping[str, Any], at: float) -> None:
         """Append a receipt."""
@@ -343,3 +353,8 @@ class RecordingTransaction:
         taken to keep them.
         """
         return bool(getattr(self.tx, "_chain_on", True))
+
+
+def _oldest_first(c: Constraint) -> tuple[float, str]:
+    """The order stores return constraints in: by creation time, then key."""
+    return (c.created_at, c.key)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scarguard._fork import writing
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import GENESIS, Appending, ChainWriter, Receipt, reseal
-from scarguard.stores._sql import INSERT_COLUMNS, SQLTransaction
+from scarguard.stores._sql import CONSTRAINT_SQL, INSERT_COLUMNS, SQLTransaction, constraint_from
 from scarguard.stores.sqlite._conn import Connections, rollback
 from scarguard.stores.sqlite._schema import (
     BUMP_MANY_ROWS,
@@ -36,6 +36,8 @@ from scarguard.stores.sqlite._schema import (
 __all__ = ["SQLiteTransaction", "Writing"]
 
 _HEAD = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
+_KEYS_PER_STATEMENT = 400
+"""Keys bound in one ``IN (...)``: with the tenant's two, under SQLite's oldest limit of 999."""
 _DATA_VERSION = "PRAGMA data_version"
 _failure_values = operator.itemgetter(*INSERT_COLUMNS)
 """A failure row's values in ``INSERT_COLUMNS`` order."""
@@ -150,15 +152,22 @@ class SQLiteTransaction(Appending, SQLTransaction):
         self.changed = True
 
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
-        removed = []
-        for key in keys:
-            existing = self.constraint(key)
-            if existing is not None:
-                sql = f"DELETE FROM constraints WHERE {TENANT} AND key = ?"
-                self._conn.execute(sql, (*self._tenant, key))
-                removed.append(existing)
-        self.changed = self.changed or bool(removed)
-        return removed
+        # A select and a delete per chunk of keys, not per key: an eviction past the cap
+        # removes a tenth of the constraints at once.
+        wanted = list(dict.fromkeys(keys))
+        found: dict[str, Constraint] = {}
+        for start in range(0, len(wanted), _KEYS_PER_STATEMENT):
+            chunk = wanted[start : start + _KEYS_PER_STATEMENT]
+            where = f"{TENANT} AND key IN ({', '.join('?' * len(chunk))})"
+            params = (*self._tenant, *chunk)
+            rows = self._conn.execute(
+                f"SELECT {CONSTRAINT_SQL} FROM constraints WHERE {where}", params
+            ).fetchall()
+            if rows:
+                found.update((c.key, c) for c in map(constraint_from, rows))
+                self._conn.execute(f"DELETE FROM constraints WHERE {where}", params)
+        self.changed = self.changed or bool(found)
+        return [found[k] for k in wanted if k in found]
 
     def _chain_head(self) -> tuple[int, str]:
         return self.head if self.head is not None else self._read_head()
