@@ -196,6 +196,12 @@ SCENARIOS = [
         "printf 'LIMIT = 3\\n' > pkg/consts.py",
     ),
     Scenario(
+        "python: a here-string's code, the module it imports",
+        _TESTED,
+        'python3 <<< "from pkg.calc import limit; assert limit() == 3"',
+        "printf 'LIMIT = 3\\n' > pkg/consts.py",
+    ),
+    Scenario(
         "sqlite3: a table created",
         "true",
         "sqlite3 app.db 'select * from t'",
