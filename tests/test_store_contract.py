@@ -177,6 +177,26 @@ def test_counters_and_reset_select_exactly_the_keys_with_the_prefix(
     assert set(store.counters(SCOPE)) == set(PREFIX_KEYS) - expected
 
 
+@pytest.mark.parametrize(
+    "prefixes",
+    [["a:", "é", "z\ud7ff"], ["a", "a:b", "nope"], ["\U0010ffff", "ax"], ["", "a"], []],
+)
+def test_reset_many_removes_exactly_the_keys_under_any_prefix(
+    store: Store, prefixes: list[str]
+) -> None:
+    """reset_many, after bumps held in the same transaction, deletes the keys starting
+    with any of the prefixes (an unbounded one too) and counts each deleted key once."""
+    with store.transaction(SCOPE) as tx:
+        for key in PREFIX_KEYS:
+            tx.bump(key, 1.0)
+    present = {*PREFIX_KEYS, "a:new", "kept"}
+    doomed = {k for k in present if any(k.startswith(p) for p in prefixes)}
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many(["a:new", "kept"], 2.0)
+        assert tx.reset_many(prefixes) == len(doomed)
+    assert set(store.counters(SCOPE)) == present - doomed
+
+
 def test_put_replace_and_remove_constraints(store: Store) -> None:
     """put inserts or replaces by key; remove returns only the constraints that existed."""
     old = constraint("k1", created_at=5.0)

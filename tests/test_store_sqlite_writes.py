@@ -353,3 +353,41 @@ def test_an_eviction_past_the_cap_reads_the_rules_from_the_current_index(
         kept.append(sorted(c.key for c in memory.store.load_constraints(memory.scope)))
         memory.close()
     assert kept[0] == kept[1]
+
+
+def test_a_success_flush_resets_each_call_by_a_seek_not_a_scan_of_the_counters(
+    tmp_path: Path,
+) -> None:
+    """The exact-call counters a batch of successes resets are deleted one key range at a
+    time, each found through the primary key: OR'd ranges in one ``DELETE`` are planned as
+    a scan of all the tenant's counters, which grows with the history. What is reset is
+    the succeeded calls' failure counts only."""
+    memory = FailureMemory(str(tmp_path / "m.db"), success_batch=1_000)
+    for i in range(40):
+        memory.record("read_file", {"path": f"missing-{i}.py"}, error="ENOENT: no such file")
+    memory.record("read_file", {"path": "late.py"}, error="ENOENT: no such file")
+    before = memory.store.counters(memory.scope)
+    late = memory.describe("read_file", {"path": "late.py"})
+    assert [k for k in before if k.startswith(keys.exact_prefix(late))]
+
+    def succeed() -> None:
+        for i in range(20):
+            memory.record("read_file", {"path": f"present-{i}.py"}, ok=True)
+        memory.record("read_file", {"path": "late.py"}, ok=True)
+        memory.flush()
+
+    ran = traced(memory, succeed)
+    assert isinstance(memory.store, SQLiteStore)
+    conn = memory.store._db.get()
+    deletes = [s for s in ran if s.startswith("DELETE FROM counters")]
+    assert deletes
+    for sql in deletes:
+        plan = " ".join(str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
+        assert "key>? AND key<?" in plan, (sql, plan)
+
+    after = memory.store.counters(memory.scope)
+    assert not [k for k in after if k.startswith(keys.exact_prefix(late))]
+    for i in range(40):
+        missing = memory.describe("read_file", {"path": f"missing-{i}.py"})
+        assert [k for k in after if k.startswith(keys.exact_prefix(missing))]
+    memory.close()

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from scarguard._fork import writing
 from scarguard.model import Constraint, Failure, Scope
 from scarguard.receipts import GENESIS, Appending, ChainWriter, Receipt, reseal
+from scarguard.stores._files import prefix_end
 from scarguard.stores._sql import CONSTRAINT_SQL, INSERT_COLUMNS, SQLTransaction, constraint_from
 from scarguard.stores.sqlite._conn import Connections, rollback
 from scarguard.stores.sqlite._schema import (
@@ -39,6 +40,8 @@ _HEAD = "SELECT seq, hash FROM receipts ORDER BY seq DESC LIMIT 1"
 _KEYS_PER_STATEMENT = 400
 """Keys bound in one ``IN (...)``: with the tenant's two, under SQLite's oldest limit of 999."""
 _DATA_VERSION = "PRAGMA data_version"
+_RESET_BETWEEN = f"DELETE FROM counters WHERE {TENANT} AND key >= ? AND key < ?"
+_RESET_FROM = f"DELETE FROM counters WHERE {TENANT} AND key >= ?"
 _failure_values = operator.itemgetter(*INSERT_COLUMNS)
 """A failure row's values in ``INSERT_COLUMNS`` order."""
 
@@ -74,6 +77,11 @@ class _HeldBumps:
         if self.rows:
             self.send()
         return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> sqlite3.Cursor:
+        if self.rows:
+            self.send()
+        return self.conn.executemany(sql, rows)
 
     def send(self) -> None:
         """Write the held bumps (one statement per ``BUMP_MANY_ROWS`` rows)."""
@@ -150,6 +158,27 @@ class SQLiteTransaction(Appending, SQLTransaction):
         workspace, project = self._tenant
         self._conn.rows += [v for key in keys for v in (workspace, project, key, by, now)]
         self.changed = True
+
+    def reset_many(self, prefixes: Sequence[str]) -> int:
+        # One statement run once per prefix, each a seek: SQLite plans a DELETE whose key
+        # ranges are OR'd together as a scan of all the tenant's counters (a flush of 64
+        # successes beside 100,000 stored failures took 159 ms that way, and grew with them).
+        workspace, project = self._tenant
+        bounded: list[tuple[str, str, str, str]] = []
+        unbounded: list[tuple[str, str, str]] = []
+        for prefix in prefixes:
+            end = prefix_end(prefix)
+            if end is None:
+                unbounded.append((workspace, project, prefix))
+            else:
+                bounded.append((workspace, project, prefix, end))
+        deleted = 0
+        if bounded:
+            deleted += self._conn.executemany(_RESET_BETWEEN, bounded).rowcount
+        if unbounded:
+            deleted += self._conn.executemany(_RESET_FROM, unbounded).rowcount
+        self.changed = self.changed or deleted > 0
+        return deleted
 
     def remove_constraints(self, keys: Iterable[str]) -> list[Constraint]:
         # A select and a delete per chunk of keys, not per key: an eviction past the cap
