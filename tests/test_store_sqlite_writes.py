@@ -358,10 +358,10 @@ def test_an_eviction_past_the_cap_reads_the_rules_from_the_current_index(
 def test_a_success_flush_resets_each_call_by_a_seek_not_a_scan_of_the_counters(
     tmp_path: Path,
 ) -> None:
-    """The exact-call counters a batch of successes resets are deleted one key range at a
-    time, each found through the primary key: OR'd ranges in one ``DELETE`` are planned as
-    a scan of all the tenant's counters, which grows with the history. What is reset is
-    the succeeded calls' failure counts only."""
+    """The exact-call counters a batch of successes resets are deleted in one statement
+    whose every key range is a seek of the primary key: OR'd ranges in one ``DELETE`` are
+    planned as a search of the whole tenant, which grows with the history. What is reset
+    is the succeeded calls' failure counts only."""
     memory = FailureMemory(str(tmp_path / "m.db"), success_batch=1_000)
     for i in range(40):
         memory.record("read_file", {"path": f"missing-{i}.py"}, error="ENOENT: no such file")
@@ -382,8 +382,10 @@ def test_a_success_flush_resets_each_call_by_a_seek_not_a_scan_of_the_counters(
     deletes = [s for s in ran if s.startswith("DELETE FROM counters")]
     assert deletes
     for sql in deletes:
-        plan = " ".join(str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}"))
-        assert "key>? AND key<?" in plan, (sql, plan)
+        plan = [str(r[-1]) for r in conn.execute(f"EXPLAIN QUERY PLAN {sql}")]
+        assert any("key>? AND key<?" in step for step in plan), (sql, plan)
+        assert not any(step.endswith("(workspace=? AND project=?)") for step in plan), plan
+        assert not any(step.startswith("SCAN") and "counters" in step for step in plan), plan
 
     after = memory.store.counters(memory.scope)
     assert not [k for k in after if k.startswith(keys.exact_prefix(late))]
