@@ -197,6 +197,16 @@ def test_reset_many_removes_exactly_the_keys_under_any_prefix(
     assert set(store.counters(SCOPE)) == present - doomed
 
 
+def test_reset_many_of_more_prefixes_than_one_statement_holds(store: Store) -> None:
+    """250 prefixes (a batch of distinct successes and their classes' prefixes): every key
+    under one of them goes, in every chunk; the keys under none stay."""
+    with store.transaction(SCOPE) as tx:
+        tx.bump_many([f"x:{i:03d}:sig" for i in range(300)], 1.0)
+    with store.transaction(SCOPE) as tx:
+        assert tx.reset_many([f"x:{i:03d}:" for i in range(250)]) == 250
+    assert set(store.counters(SCOPE)) == {f"x:{i:03d}:sig" for i in range(250, 300)}
+
+
 def test_put_replace_and_remove_constraints(store: Store) -> None:
     """put inserts or replaces by key; remove returns only the constraints that existed."""
     old = constraint("k1", created_at=5.0)
