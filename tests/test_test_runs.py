@@ -12,6 +12,9 @@ import pytest
 from helpers.engine import memory_in
 from scarguard import FailureMemory
 from scarguard.adapters._test_runs import reports_failed_tests, selected_tests
+from scarguard.learning.index import ConstraintIndex
+from scarguard.learning.lifting import liftable
+from scarguard.model import ConstraintKind
 
 FLAKY = "import os\n\ndef test_timing():\n    assert os.environ.get('SCARGUARD_PASS') == '1'\n"
 
@@ -114,3 +117,53 @@ def test_a_passing_suite_run_by_another_tool_lifts_nothing(tmp_path: Path) -> No
     assert not allowed(memory, args)
     memory.record("bash", {"command": "python -m pytest -q"}, ok=True, result="1 passed")
     assert allowed(memory, args)
+
+
+def test_a_passing_suite_lifts_its_selections_among_many_other_shell_bans(
+    tmp_path: Path,
+) -> None:
+    """The selections a suite covers are found among the tool's test-run bans: the make bans
+    around them are not lifted (the class's strategy ban is, as by any success in it), nor
+    a selection's ban forgotten before."""
+    memory = memory_in(tmp_path)
+    error = "FAILED test_a.py::t - assert 1 == 2\n1 failed in 0.01s"
+    make = "make: *** No rule to make target 'x{0}'.  Stop."
+    for i in range(30):
+        memory.record("bash", {"command": f"make x{i}"}, error=make.format(i))
+    for selection in ("test_a.py", "test_b.py"):
+        for _ in range(2):
+            memory.record("bash", {"command": f"pytest {selection}"}, error=error)
+    for _ in range(2):
+        memory.record("bash", {"command": "pytest test_c.py"}, error=error)
+    (forgotten,) = [c for c in memory.constraints() if "test_c.py" in c.params.depends]
+    assert [c.key for c in memory.forget(forgotten.id)] == [forgotten.key]
+    assert allowed(memory, {"command": "pytest test_c.py"})  # (the check sees it gone)
+    done = memory.record("bash", {"command": "pytest"}, ok=True, result="2 passed")
+    exact = [c.params.depends[3:] for c in done.lifted if c.kind is ConstraintKind.EXACT_CALL]
+    assert sorted(exact) == [("test_a.py",), ("test_b.py",)]
+    assert allowed(memory, {"command": "pytest test_a.py"})
+    assert allowed(memory, {"command": "pytest test_b.py"})
+    assert not any(allowed(memory, {"command": f"make x{i}"}) for i in range(30))
+
+
+def test_an_index_finds_a_selections_ban_for_its_own_tool_until_it_is_removed(
+    tmp_path: Path,
+) -> None:
+    """The index keeps the bans of selected test runs by tool: a covering suite of that tool
+    finds them, another tool's does not, and none is found once removed."""
+    memory = memory_in(tmp_path)
+    error = "FAILED test_a.py::t - assert 1 == 2\n1 failed in 0.01s"
+    for _ in range(2):
+        memory.record("bash", {"command": "pytest test_a.py"}, error=error)
+    memory.record("bash", {"command": "make x"}, error="make: *** No rule to make target 'x'.")
+    rules = memory.constraints()
+    (run,) = [c for c in rules if c.params.depends]
+    index = ConstraintIndex.build(rules, run.created_at)
+    suite = memory.describe("bash", {"command": "pytest"})
+    adapter, policy = memory.adapter_for("bash"), memory.policy
+    assert liftable(index, suite, adapter, policy) == [run]
+    elsewhere = memory.describe("sh", {"command": "pytest"})
+    assert liftable(index, elsewhere, adapter, policy) == []
+    index.remove_many([run.key])
+    assert liftable(index, suite, adapter, policy) == []
+    assert len(index.shell_exact) == 1  # the make ban stays

@@ -53,6 +53,8 @@ class ConstraintIndex:
     exact_by_class: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
     exact_by_target: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
     shell_exact: list[Constraint] = attrs.field(factory=list)
+    selected_runs: dict[str, list[Constraint]] = attrs.field(factory=lambda: defaultdict(list))
+    """The shell bans that depend on a selection (test runs of some tests), by tool."""
     missing: dict[str, Constraint] = attrs.field(factory=dict)
     tool_target: dict[tuple[str, str], list[Constraint]] = attrs.field(
         factory=lambda: defaultdict(list)
@@ -116,6 +118,8 @@ class ConstraintIndex:
                 buckets.append(self.exact_by_target[c.target])
             if c.params.shell or c.params.words:
                 buckets.append(self.shell_exact)
+                if c.params.depends and c.tool:
+                    buckets.append(self.selected_runs[c.tool])
             return buckets
         if c.kind is ConstraintKind.TOOL_TARGET and c.tool and c.target:
             return [self.tool_target[(c.tool, c.target)], self.target_rules[c.target]]

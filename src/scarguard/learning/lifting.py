@@ -90,13 +90,12 @@ def _covered(index: ConstraintIndex, call: Call) -> list[Constraint]:
     A success of ``pytest`` is a success of ``pytest tests/test_a.py`` (same tool, same
     place): its own record is cleared as if it had passed itself.
     """
-    if not index.shell_exact or ("command" not in call.args and "cmd" not in call.args):
+    if "command" not in call.args and "cmd" not in call.args:
         return []
-    return [
-        c
-        for c in index.shell_exact
-        if c.tool == call.tool and c.params.depends and covered_by(c.params.depends, call.args)
-    ]
+    runs = index.selected_runs.get(call.tool)  # (not every shell ban: this runs per success)
+    if not runs:
+        return []
+    return [c for c in runs if covered_by(c.params.depends, call.args)]
 
 
 def liftable(
