@@ -7,6 +7,7 @@ which says so in its name.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -23,6 +24,9 @@ from scarguard.receipts import VerifyReport, verify_store
 from scarguard.redact import Redactor
 from scarguard.stores.protocol import Store
 from scarguard.telemetry import log_constraints
+
+if TYPE_CHECKING:
+    from scarguard.learning.index import RecordingTransaction
 
 __all__ = ["MaintenanceMixin", "PurgeReport"]
 
@@ -63,6 +67,12 @@ class MaintenanceMixin:
 
         def flush(self) -> None:
             """Write pending successes (provided by FailureMemory)."""
+
+        def _write(self) -> contextlib.AbstractContextManager[RecordingTransaction]:
+            """Open a write transaction that keeps the cached index in step."""
+
+        def _forget_index(self) -> None:
+            """Have the constraint index loaded again before it is next used."""
 
     def forget(
         self,
@@ -111,9 +121,11 @@ class MaintenanceMixin:
 
         with self._lock:
             now = self.clock()
-            with self.store.transaction(self.scope) as tx:
+            # through the memory's own write: the rules lifted leave its index at once (a
+            # success recorded next decides what it lifts from that index)
+            with self._write() as tx:
                 doomed = [c for c in tx.constraints() if chosen(c)]
-                remove_with_counters(tx, doomed, now, by_hand=True)
+                doomed = remove_with_counters(tx, doomed, now, by_hand=True)
                 if doomed:
                     tx.receipt("forget", {"lifted": [c.key for c in doomed]}, now)
         log_constraints("forgotten", doomed, self.scope)
@@ -130,6 +142,7 @@ class MaintenanceMixin:
         with self._lock:
             self._forget_pending()
             self.store.clear(self.scope)
+            self._forget_index()
             with self.store.transaction(self.scope) as tx:
                 tx.receipt(
                     "clear",

@@ -283,6 +283,13 @@ class CheckingMixin:
                 return None
         return self._decide(call, index, now, enforcing)[0]
 
+    def _forget_index(self) -> None:
+        """Have the constraint index loaded again before it is next used (the store lost its
+        rules by other means than a transaction: ``clear``)."""
+        with self._view:
+            self._generation = UNLOADED
+            self._tokens = {}
+
     def _load_index_once(self) -> None:
         """Load the constraint index if it never was (a store that cannot be read: not).
 

@@ -190,8 +190,9 @@ class SuccessMixin:
                             tx, call, index, adapter, self.policy, now, changed_nothing=quiet
                         )
                     )
-                    keys = [c.key for c in lifted]
-                    tx.receipt("lift", {"by": call.fingerprint, "lifted": keys}, now)
+                    if lifted:  # (none when another memory lifted them meanwhile)
+                        keys = [c.key for c in lifted]
+                        tx.receipt("lift", {"by": call.fingerprint, "lifted": keys}, now)
         elif full:
             self.flush()
         outcome_signals(call.tool, None, None, (), lifted, self.scope)

@@ -230,18 +230,21 @@ def remove_with_counters(
     *,
     keep_counts: bool = False,
     by_hand: bool = False,
-) -> None:
+) -> list[Constraint]:
     """Delete constraints and (unless ``keep_counts``) the counters that built them.
 
     ``by_hand``: a lift by hand (``forget``) also resets the same-state counters of the
     calls, which no success resets (they tell a flaky call from a deterministic one).
+
+    Returns:
+        The constraints the store held and deleted.
     """
     if not constraints:
-        return
+        return []
     removed = tx.remove_constraints([c.key for c in constraints])
     tx.bump(CONSTRAINT_COUNT, now, -len(removed))
     if keep_counts:
-        return
+        return removed
     prefixes: list[str] = []
     for constraint in removed:
         counter = constraint.params.counter
@@ -253,6 +256,7 @@ def remove_with_counters(
             prefixes.append(states)
     if prefixes:
         tx.reset_many(prefixes)
+    return removed
 
 
 def lift_on_success(
@@ -282,8 +286,9 @@ def lift_on_success(
         and c.key not in covered
     ]
     disproved = [c for c in lifted if c not in stale]
-    remove_with_counters(tx, disproved, now)
-    remove_with_counters(tx, stale, now, keep_counts=True)
+    removed = {c.key for c in remove_with_counters(tx, disproved, now)}
+    removed.update(c.key for c in remove_with_counters(tx, stale, now, keep_counts=True))
     for prefix in reset_keys_for_success(call, policy, adapter.mutating(call)):
         tx.reset(prefix)
-    return lifted
+    # what the store still held: the index may name a rule another memory lifted meanwhile
+    return [c for c in lifted if c.key in removed]
