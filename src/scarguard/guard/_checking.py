@@ -284,8 +284,10 @@ class CheckingMixin:
         return self._decide(call, index, now, enforcing)[0]
 
     def _forget_index(self) -> None:
-        """Have the constraint index loaded again before it is next used (the store lost its
-        rules by other means than a transaction: ``clear``)."""
+        """Have the constraint index loaded again before it is next used.
+
+        For a store that lost its rules by other means than a transaction (``clear``).
+        """
         with self._view:
             self._generation = UNLOADED
             self._tokens = {}
