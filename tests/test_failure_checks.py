@@ -11,6 +11,7 @@ from scarguard.errors import ToolBlocked
 from scarguard.guard.decorator import guarded_tool
 from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure, failure_when
 from scarguard.memory import FailureMemory
+from scarguard.naming.classify import error_parts
 from scarguard.testing import FakeClock
 
 
@@ -63,6 +64,28 @@ def test_a_process_result_reads_like_the_raised_error() -> None:
     memory = FailureMemory(":memory:", clock=FakeClock())
     raised = subprocess.CalledProcessError(2, ["make", "all"])
     assert memory.classify(text).signature == memory.classify(raised).signature
+
+
+def test_a_raised_process_error_reads_its_captured_stderr() -> None:
+    """``check=True`` with captured stderr: the stderr names the failure, redacted when stored.
+
+    Without it the error is only "returned non-zero exit status 2", a command failure of
+    unknown blame, where the stderr says a make target is missing.
+    """
+    memory = FailureMemory(":memory:", clock=FakeClock())
+    stderr = b"make: *** No rule to make target 'deploy'.  Stop.\ntoken ghp_" + b"a" * 36
+    raised = subprocess.CalledProcessError(2, ["make", "deploy"], stderr=stderr)
+    assert memory.classify(raised).signature.name == "make_target_missing"
+    plain = subprocess.CalledProcessError(2, ["make", "deploy"])
+    assert memory.classify(plain).signature.name == "command_failed"
+    text = memory.record("run", {"command": "make deploy"}, error=raised).failure.error or ""
+    assert text.startswith("CalledProcessError: Command '['make', 'deploy']' returned non-zero")
+    assert "No rule to make target 'deploy'" in text
+    assert "ghp_" + "a" * 36 not in text
+    long = subprocess.CalledProcessError(1, "x", stderr="e" * (MAX_RESULT_TEXT * 3) + "END")
+    assert memory.classify(long).signature.name == "command_failed"
+    assert error_parts(long)[0].endswith("e" * (MAX_RESULT_TEXT - 3) + "END")  # its tail
+    assert len(error_parts(long)[0]) < MAX_RESULT_TEXT + 100
 
 
 def test_a_mapping_gives_its_error_and_anything_else_its_text() -> None:

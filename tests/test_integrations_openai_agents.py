@@ -42,10 +42,12 @@ from agents import (
     WebSearchTool,
     function_tool,
 )
+from agents.apply_diff import apply_diff
 
 from helpers.agent_tools import MISSING, Counter, read_text
 from helpers.openai_agents_model import (
     AsyncWorkspaceEditor,
+    CustomCall,
     LocalShellRun,
     Patch,
     ScriptedModel,
@@ -516,7 +518,6 @@ def test_guard_tools_leaves_hosted_tools_alone(rooted: FailureMemory, calc: Path
         ImageGenerationTool(tool_config={"type": "image_generation"}),
         ToolSearchTool(),
         ProgrammaticToolCallingTool(),
-        CustomTool(name="raw", description="Raw input.", on_invoke_tool=lambda ctx, raw: raw),
     ]
     counter = Counter()
     patch = ApplyPatchTool(editor=WorkspaceEditor(calc))
@@ -530,3 +531,180 @@ def test_guard_tools_leaves_hosted_tools_alone(rooted: FailureMemory, calc: Path
     assert [t is h for t, h in zip(agent.tools[1:-1], hosted, strict=True)] == [True] * len(hosted)
     with pytest.raises(TypeError, match="hosted shell tool"):
         guard_tool(hosted[0], rooted)
+
+
+# -- custom tools (one raw string input) ------------------------------------------------------
+
+
+class RawBash:
+    """A custom tool's invoker: runs its raw input with bash in ``workspace``, counting runs.
+
+    A command that exits non-zero raises ``CalledProcessError`` (its stderr captured), which
+    the SDK sends to the model as the tool's output.
+    """
+
+    def __init__(self, workspace: Path, *, is_async: bool = False) -> None:
+        self.workspace = workspace
+        self.runs = 0
+        self.is_async = is_async
+
+    def run(self, command: str) -> str:
+        self.runs += 1
+        done = subprocess.run(
+            ["bash", "-c", command],
+            cwd=self.workspace,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+        return done.stdout
+
+    def tool(self) -> CustomTool:
+        async def ainvoke(ctx: Any, command: str) -> str:
+            return self.run(command)
+
+        def invoke(ctx: Any, command: str) -> str:
+            return self.run(command)
+
+        return CustomTool(
+            name="bash",
+            description="Run one bash command; the input is the command line.",
+            on_invoke_tool=ainvoke if self.is_async else invoke,
+        )
+
+
+RAW_DEPLOY = CustomCall("bash", "make deploy")
+
+
+@pytest.mark.parametrize("is_async", [False, True], ids=["sync", "async"])
+def test_custom_tool_refuses_a_repeated_failing_command(
+    memory: FailureMemory, workspace: Path, is_async: bool
+) -> None:
+    """A custom shell tool's `make deploy` with no such rule runs at most twice, then is refused.
+
+    Its raw input is recorded as the command (the tool is named for a shell), so the shell
+    adapter reads it.
+    """
+    bash, model = RawBash(workspace, is_async=is_async), ScriptedModel([RAW_DEPLOY] * 3)
+    agent = Agent(name="a", model=model, tools=[bash.tool()])
+    result = run(guard_agent(agent, memory))
+    assert result.final_output == "done"
+    assert 1 <= bash.runs <= 2
+    assert len(model.outputs) == 3
+    assert "returned non-zero exit status 2" in model.outputs[0]  # the SDK's own text
+    assert "refused" in model.outputs[-1]
+    (failure, *_) = memory.recent_failures(tool="bash")
+    assert failure.args == {"command": "make deploy"}
+    assert "No rule to make target" in (failure.error or "")
+
+
+def test_custom_tool_unguarded_runs_every_time(memory: FailureMemory, workspace: Path) -> None:
+    """Without the guard the custom tool runs `make deploy` every time it is asked."""
+    bash, model = RawBash(workspace), ScriptedModel([RAW_DEPLOY] * 3)
+    run(Agent(name="a", model=model, tools=[bash.tool()]))
+    assert bash.runs == 3
+    assert not any("refused" in o for o in model.outputs)
+
+
+def test_custom_tool_runs_again_once_the_rule_exists(
+    rooted: FailureMemory, workspace: Path
+) -> None:
+    """The refused command runs again once the Makefile has the rule, and succeeds."""
+    bash = RawBash(workspace)
+    model = ScriptedModel([RAW_DEPLOY] * 3)
+    run(guard_agent(Agent(name="a", model=model, tools=[bash.tool()]), rooted))
+    assert "refused" in model.outputs[-1]
+    before = bash.runs
+    (workspace / "Makefile").write_text("build:\n\t@echo built\ndeploy:\n\t@echo deployed\n")
+    model = ScriptedModel([RAW_DEPLOY])
+    run(guard_agent(Agent(name="a", model=model, tools=[bash.tool()]), rooted))
+    assert bash.runs == before + 1
+    assert model.outputs == ["deployed\n"]
+    assert rooted.stats().successes_by_tool == {"bash": 1}
+
+
+def test_custom_tool_exception_propagates_unchanged(memory: FailureMemory) -> None:
+    """The invoker's own exception leaves the guarded invoker unchanged, and is recorded."""
+    error = LookupError("no such table: userz")
+
+    def invoke(ctx: Any, query: str) -> str:
+        raise error
+
+    tool = guard_tool(CustomTool(name="sql", description="Run SQL.", on_invoke_tool=invoke), memory)
+    with pytest.raises(LookupError) as raised:
+        asyncio.run(tool.on_invoke_tool(RunContextWrapper(context=None), "select * from userz"))
+    assert raised.value is error
+    (failure,) = memory.recent_failures(tool="sql")
+    assert failure.args == {"input": "select * from userz"}
+    assert failure.error == "LookupError: no such table: userz"
+
+
+def test_guard_tool_on_custom_tool_keeps_its_settings(memory: FailureMemory) -> None:
+    """A guarded custom tool keeps its name, description, format and approval settings."""
+    grammar = {"type": "grammar", "syntax": "lark", "definition": 'start: "x"'}
+    tool = CustomTool(
+        name="raw",
+        description="Raw input.",
+        on_invoke_tool=lambda ctx, raw: raw,
+        format=grammar,
+        needs_approval=True,
+    )
+    (guarded,) = guard_tools([tool], memory)
+    assert isinstance(guarded, CustomTool)
+    assert guarded is not tool and guarded.on_invoke_tool is not tool.on_invoke_tool
+    assert (guarded.name, guarded.description, guarded.format) == ("raw", "Raw input.", grammar)
+    assert guarded.needs_approval is True
+    assert guarded.tool_config == tool.tool_config
+    assert guard_tool(guarded, memory) is guarded
+    assert tool.on_invoke_tool(None, "x") == "x"  # the original is unchanged
+
+
+def patch_text(path: str, diff: str) -> str:
+    """Return one file's update as an apply_patch text (the SDK's V4A grammar)."""
+    return f"*** Begin Patch\n*** Update File: {path}\n{diff}*** End Patch"
+
+
+class RawPatcher:
+    """A custom apply_patch tool's invoker: applies a one-file update text with ``apply_diff``.
+
+    A hunk whose context is not in the file raises ``ValueError("Invalid Context ...")``.
+    """
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.runs = 0
+
+    def __call__(self, ctx: Any, text: str) -> str:
+        self.runs += 1
+        lines = text.splitlines(keepends=True)
+        path = lines[1].split(": ", 1)[1].strip()
+        target = self.workspace / path
+        target.write_text(apply_diff(target.read_text(), "".join(lines[2:-1])))
+        return f"Updated {path}"
+
+    def tool(self) -> CustomTool:
+        return CustomTool(name="apply_patch", description="Apply a patch.", on_invoke_tool=self)
+
+
+RAW_STALE = CustomCall("apply_patch", patch_text("calc.py", STALE.diff))
+
+
+def test_custom_patch_refused_until_the_file_changes(rooted: FailureMemory, calc: Path) -> None:
+    """A patch text whose context is not in calc.py is refused when repeated, until calc.py
+    changes by hand: the files its text names are its targets, watched."""
+    patcher = RawPatcher(calc)
+    model = ScriptedModel([RAW_STALE] * 3)
+    run(guard_agent(Agent(name="a", model=model, tools=[patcher.tool()]), rooted))
+    assert patcher.runs == 1
+    assert model.outputs[0].startswith("Invalid Context")
+    assert all("refused" in o for o in model.outputs[1:])
+    (failure,) = rooted.recent_failures(tool="apply_patch")
+    assert failure.targets == ("calc.py",)
+    assert failure.args == {"input": RAW_STALE.input}
+    (calc / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+    model = ScriptedModel([RAW_STALE])
+    run(guard_agent(Agent(name="a", model=model, tools=[patcher.tool()]), rooted))
+    assert patcher.runs == 2
+    assert model.outputs == ["Updated calc.py"]
+    assert (calc / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"

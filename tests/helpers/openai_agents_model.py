@@ -20,6 +20,7 @@ from agents.models.interface import Model
 from agents.usage import Usage
 from openai.types.responses import (
     ResponseApplyPatchToolCall,
+    ResponseCustomToolCall,
     ResponseFunctionShellToolCall,
     ResponseFunctionToolCall,
     ResponseOutputMessage,
@@ -59,8 +60,17 @@ class Patch:
     move_to: str | None = None
 
 
-Turn = tuple[str, Mapping[str, Any]] | ShellCall | LocalShellRun | Patch
-"""A function call (tool name, arguments), a shell call, a local shell call or a patch."""
+@attrs.frozen
+class CustomCall:
+    """A turn that asks the ``CustomTool`` named ``name`` for a call with the raw ``input``."""
+
+    name: str
+    input: str
+
+
+Turn = tuple[str, Mapping[str, Any]] | ShellCall | LocalShellRun | Patch | CustomCall
+"""A function call (tool name, arguments), a shell call, a local shell call, a patch or a
+custom tool call."""
 
 
 def _output_text(item: Mapping[str, Any]) -> str | None:
@@ -69,7 +79,7 @@ def _output_text(item: Mapping[str, Any]) -> str | None:
     An apply_patch output is its status in brackets, then its output: ``[failed] ...``.
     """
     kind = item.get("type")
-    if kind in ("function_call_output", "local_shell_call_output"):
+    if kind in ("function_call_output", "local_shell_call_output", "custom_tool_call_output"):
         return str(item["output"])
     if kind == "apply_patch_call_output":
         return f"[{item.get('status')}] {item.get('output', '')}"
@@ -91,6 +101,14 @@ def _operation(turn: Patch) -> Any:
 
 
 def _tool_call(turn: Turn, number: int) -> Any:
+    if isinstance(turn, CustomCall):
+        return ResponseCustomToolCall(
+            type="custom_tool_call",
+            id=f"ct{number}",
+            call_id=f"c{number}",
+            name=turn.name,
+            input=turn.input,
+        )
     if isinstance(turn, Patch):
         return ResponseApplyPatchToolCall(
             type="apply_patch_call",
@@ -129,7 +147,8 @@ class ScriptedModel(Model):
     """Ask for one tool call of ``calls`` a turn, then give a final ``done`` message.
 
     Keeps what it was sent: the system instructions of every turn, and the tool outputs of
-    the latest turn's input (function, shell, local shell and apply_patch outputs, as text).
+    the latest turn's input (function, custom, shell, local shell and apply_patch outputs,
+    as text).
     """
 
     def __init__(self, calls: Sequence[Turn]) -> None:

@@ -28,10 +28,11 @@ __all__ = ["FRAMEWORKS", "framework_of", "guard_tools"]
 
 _OPENAI_AGENTS_TOOLS = (
     "FunctionTool",
+    "CustomTool",
     "ShellTool",
     "LocalShellTool",
     "ApplyPatchTool",
-    # hosted tools (and kinds not guarded yet): recognised, returned unchanged
+    # hosted tools (and the computer tool): recognised, returned unchanged
     "WebSearchTool",
     "FileSearchTool",
     "HostedMCPTool",
@@ -40,7 +41,6 @@ _OPENAI_AGENTS_TOOLS = (
     "ToolSearchTool",
     "ProgrammaticToolCallingTool",
     "ComputerTool",
-    "CustomTool",
 )
 _TOOL_TYPES: tuple[tuple[str, str, str], ...] = (
     ("langchain_core.tools", "BaseTool", "langchain"),
@@ -95,7 +95,7 @@ def guard_tools(
     tool objects in the list. A tool the framework's ``guard_agent`` leaves alone is
     returned unchanged: an OpenAI Agents hosted tool (web or file search, code
     interpreter, hosted MCP, a ``ShellTool`` in OpenAI's container...), which runs on
-    OpenAI's side, or a kind not guarded yet (``ComputerTool``, ``CustomTool``).
+    OpenAI's side, or a ``ComputerTool`` (screen actions).
 
     Args:
         tools: Plain functions and framework tool objects, mixed.

@@ -1,14 +1,15 @@
 """Guard OpenAI Agents SDK tool calls.
 
-* :func:`guard_agent` returns a clone of an ``Agent`` whose function, shell and apply_patch
-  tools are guarded and whose instructions carry the guard block, rendered again for each
-  model call.
+* :func:`guard_agent` returns a clone of an ``Agent`` whose function, custom, shell and
+  apply_patch tools are guarded and whose instructions carry the guard block, rendered
+  again for each model call.
 * :func:`guard_tool` for one ``FunctionTool`` (``@function_tool``, a tool another module
-  built): a copy with the same name, description and JSON schema; for one ``ShellTool``
-  or ``LocalShellTool``: a copy whose executor is guarded; for one ``ApplyPatchTool``: a
-  copy whose editor is guarded.
-* :func:`guardable` says which tools these guard; the others (hosted tools) are left alone
-  by :func:`guard_agent` and :func:`scarguard.integrations.guard_tools`.
+  built): a copy with the same name, description and JSON schema; for one ``CustomTool``:
+  a copy whose invoker is guarded; for one ``ShellTool`` or ``LocalShellTool``: a copy
+  whose executor is guarded; for one ``ApplyPatchTool``: a copy whose editor is guarded.
+* :func:`guardable` says which tools these guard; the others (hosted tools, a
+  ``ComputerTool``) are left alone by :func:`guard_agent` and
+  :func:`scarguard.integrations.guard_tools`.
 
 The SDK sends a function tool's output string back to the model; a failed call has no flag
 of its own, so a refused call's output is the refusal text (what to do instead). The SDK's
@@ -30,6 +31,13 @@ turns it into a failed shell output for the model. A refused call returns the re
 (the executor does not run). A hosted ``ShellTool`` (a container environment, no executor)
 runs on OpenAI's side and is left alone, like the other hosted tools; ``LocalShellTool``
 results are strings, so only its exceptions are failures.
+
+A ``CustomTool`` call (one raw string, no JSON) is recorded under the tool's name with the
+string as its ``input`` argument, or as its ``command`` when the memory reads the tool's
+name as a shell command (``bash``, ``shell``, ``run_command``...), so the shell adapter
+reads what it runs; an apply_patch text (``*** Begin Patch``...) has the files it names as
+its targets. The invoker's exception is recorded and propagates: the SDK sends the model
+its message. A refused call returns the refusal text (the invoker does not run).
 
 An ``ApplyPatchTool`` operation (``create_file``, ``update_file``, ``delete_file``) is one
 call of the tool's name (``"apply_patch"``) with the arguments ``type``, ``path`` and
@@ -57,6 +65,7 @@ from agents import Agent, FunctionTool, function_tool
 from agents.editor import ApplyPatchEditor, ApplyPatchOperation, ApplyPatchResult
 from agents.tool import (
     ApplyPatchTool,
+    CustomTool,
     LocalShellCommandRequest,
     LocalShellTool,
     ShellCommandRequest,
@@ -66,6 +75,7 @@ from agents.tool import (
     set_function_tool_failure_error_function,
 )
 
+from scarguard.adapters import SHELL_EXEC
 from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
 from scarguard.integrations._driver import CallPlan, GuardSettings, error_text, run_async
 from scarguard.prompt import PromptGuard
@@ -73,7 +83,7 @@ from scarguard.prompt import PromptGuard
 __all__ = ["guard_agent", "guard_tool", "guardable", "tool_from_function"]
 
 _GUARDED_MARK = "_scarguard_guarded"
-_Guardable = FunctionTool | ShellTool | LocalShellTool | ApplyPatchTool
+_Guardable = FunctionTool | ShellTool | LocalShellTool | ApplyPatchTool | CustomTool
 """The tools :func:`guard_tool` guards (a ``ShellTool`` only with a local executor)."""
 _PLAN = CallPlan(refuse=lambda decision: decision.message)
 
@@ -232,17 +242,77 @@ def _guard_apply_patch(tool: ApplyPatchTool, memory: Any, targets: Any) -> Apply
     return guarded
 
 
+def _custom_argument(memory: Any, name: str) -> str:
+    """Return the argument a custom tool's raw input is recorded as.
+
+    ``command`` for a tool the memory reads as a shell command (named ``bash``, ``shell``,
+    ``run_command``...: the shell adapter then reads what it runs and what it depends on),
+    else ``input``. Decided once, from the tool's name.
+    """
+    try:
+        shell = memory.describe(name, {"input": ""}).action_class == SHELL_EXEC
+    except Exception:  # a memory that cannot describe it: recorded as its input
+        shell = False
+    return "command" if shell else "input"
+
+
+_PATCH_START = "*** Begin Patch"
+_PATCH_FILES = ("*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: ")
+"""The lines of an apply_patch text (the SDK's V4A grammar) that name a file."""
+
+
+def _patch_text_targets(args: Mapping[str, Any]) -> list[str] | None:
+    """Return the files a custom tool's apply_patch text names, else ``None``.
+
+    An input that begins ``*** Begin Patch`` (the sandbox's ``apply_patch`` custom tool)
+    touches the files its ``Add``, ``Delete``, ``Update File`` and ``Move to`` lines name:
+    they are its targets, so a patch refused for its context runs again once the file
+    changes. Any other input: ``None``, the adapter decides.
+    """
+    text = args.get("input")
+    if not isinstance(text, str) or not text.lstrip().startswith(_PATCH_START):
+        return None
+    found: dict[str, None] = {}
+    for line in text.splitlines():
+        if line.startswith(_PATCH_FILES):
+            path = line.split(": ", 1)[1].strip()
+            if path:
+                found[path] = None
+    return list(found) or None
+
+
+def _guard_custom(tool: CustomTool, memory: Any, targets: Any) -> CustomTool:
+    """Return a copy of a custom tool whose invoker runs each call as one guarded step."""
+    settings = GuardSettings.build(
+        memory, targets=_patch_text_targets if targets is None else targets
+    )
+    argument = _custom_argument(memory, tool.name)
+    invoke: Callable[[Any, str], Any] = tool.on_invoke_tool
+
+    async def on_invoke_tool(ctx: Any, raw: str) -> Any:
+        async def run() -> Any:
+            result = invoke(ctx, raw)
+            return await result if inspect.isawaitable(result) else result
+
+        return await run_async(settings, tool.name, {argument: raw}, run, _PLAN)
+
+    guarded = copy.copy(tool)
+    guarded.on_invoke_tool = on_invoke_tool
+    setattr(guarded, _GUARDED_MARK, True)
+    return guarded
+
+
 def guardable(tool: object) -> TypeGuard[_Guardable]:
     """Return whether :func:`guard_tool` guards ``tool`` (and :func:`guard_agent` does).
 
-    Function tools, apply_patch tools and shell tools that run in this process are
-    guarded; hosted tools (web and file search, code interpreter, image generation, hosted
-    MCP, tool search, a ``ShellTool`` in OpenAI's container) run on OpenAI's side, and
-    ``ComputerTool`` and ``CustomTool`` are not guarded yet.
+    Function tools, custom tools, apply_patch tools and shell tools that run in this
+    process are guarded; hosted tools (web and file search, code interpreter, image
+    generation, hosted MCP, tool search, a ``ShellTool`` in OpenAI's container) run on
+    OpenAI's side, and a ``ComputerTool`` (screen actions) is not guarded.
     """
     if isinstance(tool, ShellTool):
         return tool.executor is not None
-    return isinstance(tool, (FunctionTool, LocalShellTool, ApplyPatchTool))
+    return isinstance(tool, (FunctionTool, LocalShellTool, ApplyPatchTool, CustomTool))
 
 
 def _arguments(raw: str) -> dict[str, Any]:
@@ -277,6 +347,12 @@ def guard_tool(
 ) -> ApplyPatchTool: ...
 
 
+@overload
+def guard_tool(
+    tool: CustomTool, memory: Any, *, targets: Any = None, handle_errors: bool = True
+) -> CustomTool: ...
+
+
 def guard_tool(
     tool: _Guardable,
     memory: Any,
@@ -284,24 +360,26 @@ def guard_tool(
     targets: Any = None,
     handle_errors: bool = True,
 ) -> _Guardable:
-    """Return a guarded copy of a function, shell or apply_patch tool.
+    """Return a guarded copy of a function, custom, shell or apply_patch tool.
 
     A function tool keeps its name, description and JSON schema. A shell tool keeps its
     name, environment and approval settings; its executor is wrapped, so each shell call
     is one guarded step (a refused call returns the refusal text instead of running). An
     ``ApplyPatchTool`` keeps its name and approval settings; its editor is wrapped, so each
     operation (create, update, delete a file) is one guarded step (a refused one returns a
-    failed ``ApplyPatchResult`` with the refusal text instead of running).
+    failed ``ApplyPatchResult`` with the refusal text instead of running). A
+    ``CustomTool`` (one raw string input) keeps its name, description, format and approval
+    settings; each call is one guarded step (a refused one returns the refusal text).
 
     Args:
-        tool: The ``FunctionTool``, ``ApplyPatchTool``, or a shell tool with a local
-            executor.
+        tool: The ``FunctionTool``, ``CustomTool``, ``ApplyPatchTool``, or a shell tool
+            with a local executor.
         memory: The :class:`~scarguard.FailureMemory`.
         targets: Argument names whose values are the call's targets, or a callable
             (default for an apply_patch operation: its ``path`` and ``move_to``).
         handle_errors: Show the model the tool's exception (type and message) instead of
-            the SDK's generic error text. Shell and apply_patch tools ignore it: the SDK
-            reports an executor's or editor's exception to the model itself.
+            the SDK's generic error text. Custom, shell and apply_patch tools ignore it: the
+            SDK reports their exceptions to the model itself.
 
     Returns:
         The guarded copy.
@@ -316,10 +394,12 @@ def guard_tool(
         return _guard_shell(tool, memory, targets)
     if isinstance(tool, ApplyPatchTool):
         return _guard_apply_patch(tool, memory, targets)
+    if isinstance(tool, CustomTool):
+        return _guard_custom(tool, memory, targets)
     if not isinstance(tool, FunctionTool):
         raise TypeError(
-            "guard_tool takes an OpenAI Agents FunctionTool, ShellTool, LocalShellTool or"
-            f" ApplyPatchTool, got {type(tool).__name__}"
+            "guard_tool takes an OpenAI Agents FunctionTool, CustomTool, ShellTool,"
+            f" LocalShellTool or ApplyPatchTool, got {type(tool).__name__}"
         )
     settings = GuardSettings.build(memory, targets=targets, handle_errors=handle_errors)
     raising = copy.copy(tool)  # the same invoker, rebound, with no error formatter: it raises
@@ -364,7 +444,7 @@ def guard_agent(
 ) -> Agent[Any]:
     """Return a clone of ``agent`` with guarded tools and the guard block.
 
-    Its function tools, its ``ApplyPatchTool`` and its shell tools are guarded (see
+    Its function tools, custom tools, its ``ApplyPatchTool`` and its shell tools are guarded (see
     :func:`guard_tool`). A ``ShellTool`` is guarded when it has a local executor; a hosted
     one (a container environment, no executor) runs on OpenAI's side and is left alone,
     like the other hosted tools (see :func:`guardable`).

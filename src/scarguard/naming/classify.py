@@ -3,7 +3,10 @@
 Exceptions are read as ``"TypeName: message"`` plus the names of their classes (most specific
 first) and any HTTP status code they carry (``.status_code``, ``.response.status_code``), so
 an SDK's ``RateLimitError`` and a plain ``"429 Too Many Requests"`` string classify alike.
-Tracebacks are never formatted here: this runs on the failure path of every tool call.
+A process error that captured its stderr (``subprocess.run(..., capture_output=True,
+check=True)``) reads as its message and then its stderr's last 2,000 characters, as a failed
+process result does: the stderr says what failed (``No rule to make target``). Tracebacks
+are never formatted here: this runs on the failure path of every tool call.
 """
 
 from __future__ import annotations
@@ -14,6 +17,9 @@ from scarguard.model import Blame
 from scarguard.naming._signature import Signature
 
 __all__ = ["Classification", "error_parts"]
+
+_STDERR_TAIL = 2000
+"""The end of a process error's captured stderr that its text keeps (the result's bound)."""
 
 
 @attrs.frozen
@@ -46,4 +52,20 @@ def error_parts(
     except Exception:  # an exception that cannot print itself is still a failure to record
         message = ""
     text = f"{type(error).__name__}: {message}" if message else type(error).__name__
+    stderr = _captured_stderr(error)
+    if stderr:
+        text += f"\n{stderr[-_STDERR_TAIL:]}"
     return text, kinds, status if isinstance(status, int) else None
+
+
+def _captured_stderr(error: BaseException) -> str | None:
+    """Return what a process error (it has a ``returncode``) captured of stderr, if any."""
+    if not hasattr(error, "returncode"):
+        return None
+    try:
+        stderr = getattr(error, "stderr", None)
+        if isinstance(stderr, bytes):
+            stderr = stderr.decode("utf-8", "replace")
+    except Exception:  # an exception whose attributes fail is still a failure to record
+        return None
+    return stderr if isinstance(stderr, str) and stderr.strip() else None
