@@ -708,3 +708,28 @@ def test_custom_patch_refused_until_the_file_changes(rooted: FailureMemory, calc
     assert patcher.runs == 2
     assert model.outputs == ["Updated calc.py"]
     assert (calc / "calc.py").read_text() == "def add(a, b):\n    return a * b\n"
+
+
+def test_custom_file_tool_runs_again_once_the_file_exists(
+    rooted: FailureMemory, in_tmp_path: Path
+) -> None:
+    """A custom read_file tool's one-line input is its target: the missing file is refused
+    when asked again, and read once it exists."""
+    counter = Counter()
+
+    def invoke(ctx: Any, path: str) -> str:
+        return read_text(counter, path)
+
+    tool = CustomTool(name="read_file", description="Read a file.", on_invoke_tool=invoke)
+    model = ScriptedModel([CustomCall("read_file", MISSING)] * 3)
+    run(guard_agent(Agent(name="a", model=model, tools=[tool]), rooted))
+    assert counter.runs == 1
+    assert all("refused" in o for o in model.outputs[1:])
+    (failure,) = rooted.recent_failures(tool="read_file")
+    assert (failure.args, failure.targets) == ({"input": MISSING}, (MISSING,))
+    (in_tmp_path / MISSING).parent.mkdir()
+    (in_tmp_path / MISSING).write_text("my notes\n")
+    model = ScriptedModel([CustomCall("read_file", MISSING)])
+    run(guard_agent(Agent(name="a", model=model, tools=[tool]), rooted))
+    assert counter.runs == 2
+    assert model.outputs == ["my notes\n"]

@@ -35,9 +35,11 @@ results are strings, so only its exceptions are failures.
 A ``CustomTool`` call (one raw string, no JSON) is recorded under the tool's name with the
 string as its ``input`` argument, or as its ``command`` when the memory reads the tool's
 name as a shell command (``bash``, ``shell``, ``run_command``...), so the shell adapter
-reads what it runs; an apply_patch text (``*** Begin Patch``...) has the files it names as
-its targets. The invoker's exception is recorded and propagates: the SDK sends the model
-its message. A refused call returns the refusal text (the invoker does not run).
+reads what it runs. An apply_patch text (``*** Begin Patch``...) has the files it names as
+its targets, and the one-line input of a tool named for reading, creating or deleting a
+file is its target, so a failure watches them. The invoker's exception is recorded and
+propagates: the SDK sends the model its message. A refused call returns the refusal text
+(the invoker does not run).
 
 An ``ApplyPatchTool`` operation (``create_file``, ``update_file``, ``delete_file``) is one
 call of the tool's name (``"apply_patch"``) with the arguments ``type``, ``path`` and
@@ -75,7 +77,7 @@ from agents.tool import (
     set_function_tool_failure_error_function,
 )
 
-from scarguard.adapters import SHELL_EXEC
+from scarguard.adapters import DELETE, FILE_CREATE, FILE_READ, SHELL_EXEC
 from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
 from scarguard.integrations._driver import CallPlan, GuardSettings, error_text, run_async
 from scarguard.prompt import PromptGuard
@@ -242,35 +244,31 @@ def _guard_apply_patch(tool: ApplyPatchTool, memory: Any, targets: Any) -> Apply
     return guarded
 
 
-def _custom_argument(memory: Any, name: str) -> str:
-    """Return the argument a custom tool's raw input is recorded as.
-
-    ``command`` for a tool the memory reads as a shell command (named ``bash``, ``shell``,
-    ``run_command``...: the shell adapter then reads what it runs and what it depends on),
-    else ``input``. Decided once, from the tool's name.
-    """
+def _custom_class(memory: Any, name: str) -> str | None:
+    """Return the action class the memory gives a custom tool's calls, by the tool's name."""
     try:
-        shell = memory.describe(name, {"input": ""}).action_class == SHELL_EXEC
-    except Exception:  # a memory that cannot describe it: recorded as its input
-        shell = False
-    return "command" if shell else "input"
+        found: str | None = memory.describe(name, {"input": ""}).action_class
+    except Exception:  # a memory that cannot describe it: nothing is read from the name
+        return None
+    return found
 
 
 _PATCH_START = "*** Begin Patch"
 _PATCH_FILES = ("*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: ")
 """The lines of an apply_patch text (the SDK's V4A grammar) that name a file."""
+_FILE_TOOLS = frozenset({FILE_READ, FILE_CREATE, DELETE})
+"""The classes of tools whose one-line input is the file they act on (an editor's input is
+an edit, not a path)."""
+_LONGEST_PATH = 4096
 
 
-def _patch_text_targets(args: Mapping[str, Any]) -> list[str] | None:
-    """Return the files a custom tool's apply_patch text names, else ``None``.
+def _patch_text_targets(text: str) -> list[str] | None:
+    """Return the files an apply_patch text names, else ``None``.
 
     An input that begins ``*** Begin Patch`` (the sandbox's ``apply_patch`` custom tool)
-    touches the files its ``Add``, ``Delete``, ``Update File`` and ``Move to`` lines name:
-    they are its targets, so a patch refused for its context runs again once the file
-    changes. Any other input: ``None``, the adapter decides.
+    touches the files its ``Add``, ``Delete``, ``Update File`` and ``Move to`` lines name.
     """
-    text = args.get("input")
-    if not isinstance(text, str) or not text.lstrip().startswith(_PATCH_START):
+    if not text.lstrip().startswith(_PATCH_START):
         return None
     found: dict[str, None] = {}
     for line in text.splitlines():
@@ -281,12 +279,40 @@ def _patch_text_targets(args: Mapping[str, Any]) -> list[str] | None:
     return list(found) or None
 
 
+def _custom_targets(file_tool: bool) -> Callable[[Mapping[str, Any]], list[str] | None]:
+    """Return the targets of a custom tool's calls: what its raw input names, else ``None``.
+
+    The files an apply_patch text names; the input itself for a tool named for reading,
+    creating or deleting a file when it is one line (``notes.md``). ``None``: the adapter
+    decides. Either way a failure watches them, so creating the file lifts what it taught.
+    """
+
+    def targets(args: Mapping[str, Any]) -> list[str] | None:
+        text = args.get("input")
+        if not isinstance(text, str):
+            return None
+        patched = _patch_text_targets(text)
+        if patched is not None or not file_tool:
+            return patched
+        path = text.strip()
+        one_line = path and "\n" not in path and len(path) <= _LONGEST_PATH
+        return [path] if one_line else None
+
+    return targets
+
+
 def _guard_custom(tool: CustomTool, memory: Any, targets: Any) -> CustomTool:
-    """Return a copy of a custom tool whose invoker runs each call as one guarded step."""
-    settings = GuardSettings.build(
-        memory, targets=_patch_text_targets if targets is None else targets
-    )
-    argument = _custom_argument(memory, tool.name)
+    """Return a copy of a custom tool whose invoker runs each call as one guarded step.
+
+    Its raw input is recorded as ``command`` for a tool the memory reads as a shell command
+    (named ``bash``, ``shell``, ``run_command``...: the shell adapter then reads what it
+    runs), else as ``input``; decided once, from the tool's name.
+    """
+    action = _custom_class(memory, tool.name)
+    argument = "command" if action == SHELL_EXEC else "input"
+    if targets is None and argument == "input":
+        targets = _custom_targets(action in _FILE_TOOLS)
+    settings = GuardSettings.build(memory, targets=targets)
     invoke: Callable[[Any, str], Any] = tool.on_invoke_tool
 
     async def on_invoke_tool(ctx: Any, raw: str) -> Any:
