@@ -36,8 +36,8 @@ A ``CustomTool`` call (one raw string, no JSON) is recorded under the tool's nam
 string as its ``input`` argument, or as its ``command`` when the memory reads the tool's
 name as a shell command (``bash``, ``shell``, ``run_command``...), so the shell adapter
 reads what it runs. An apply_patch text (``*** Begin Patch``...) has the files it names as
-its targets, and the one-line input of a tool named for reading, creating or deleting a
-file is its target, so a failure watches them. The invoker's exception is recorded and
+its targets, and the one-line input of a tool named for reading or deleting a file is its
+target, so a failure watches them. The invoker's exception is recorded and
 propagates: the SDK sends the model its message. A refused call returns the refusal text
 (the invoker does not run).
 
@@ -77,7 +77,7 @@ from agents.tool import (
     set_function_tool_failure_error_function,
 )
 
-from scarguard.adapters import DELETE, FILE_CREATE, FILE_READ, SHELL_EXEC
+from scarguard.adapters import DELETE, FILE_READ, SHELL_EXEC
 from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
 from scarguard.integrations._driver import CallPlan, GuardSettings, error_text, run_async
 from scarguard.prompt import PromptGuard
@@ -256,9 +256,9 @@ def _custom_class(memory: Any, name: str) -> str | None:
 _PATCH_START = "*** Begin Patch"
 _PATCH_FILES = ("*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: ")
 """The lines of an apply_patch text (the SDK's V4A grammar) that name a file."""
-_FILE_TOOLS = frozenset({FILE_READ, FILE_CREATE, DELETE})
-"""The classes of tools whose one-line input is the file they act on (an editor's input is
-an edit, not a path)."""
+_FILE_TOOLS = frozenset({FILE_READ, DELETE})
+"""The classes of tools whose one-line input is the file they act on (a writer's or an
+editor's input is what it writes, not a path)."""
 _LONGEST_PATH = 4096
 
 
@@ -282,8 +282,8 @@ def _patch_text_targets(text: str) -> list[str] | None:
 def _custom_targets(file_tool: bool) -> Callable[[Mapping[str, Any]], list[str] | None]:
     """Return the targets of a custom tool's calls: what its raw input names, else ``None``.
 
-    The files an apply_patch text names; the input itself for a tool named for reading,
-    creating or deleting a file when it is one line (``notes.md``). ``None``: the adapter
+    The files an apply_patch text names; the input itself for a tool named for reading or
+    deleting a file when it is one line (``notes.md``). ``None``: the adapter
     decides. Either way a failure watches them, so creating the file lifts what it taught.
     """
 
