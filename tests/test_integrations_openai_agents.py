@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,7 @@ from helpers.openai_agents_model import (
     WorkspaceEditor,
 )
 from scarguard import FailureMemory, PromptGuard
+from scarguard.errors import ScarguardWarning
 from scarguard.integrations import guard_tools
 from scarguard.integrations.openai_agents import guard_agent, guard_tool
 from scarguard.testing import FakeClock
@@ -733,3 +735,19 @@ def test_custom_file_tool_runs_again_once_the_file_exists(
     run(guard_agent(Agent(name="a", model=model, tools=[tool]), rooted))
     assert counter.runs == 2
     assert model.outputs == ["my notes\n"]
+
+
+def test_guard_agent_warns_that_sandbox_capability_tools_are_not_guarded(
+    memory: FailureMemory,
+) -> None:
+    """A sandbox agent's capabilities add their tools at run time: guard_agent says so."""
+    from agents.sandbox import SandboxAgent
+
+    counter = Counter()
+    sandboxed = SandboxAgent(name="a", tools=[toolkit_tool(counter)])
+    with pytest.warns(ScarguardWarning, match="sandbox capabilities"):
+        guarded = guard_agent(sandboxed, memory)
+    assert getattr(guarded.tools[0], "_scarguard_guarded", False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        guard_agent(Agent(name="plain", tools=[toolkit_tool(counter)]), memory)

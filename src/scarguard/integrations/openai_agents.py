@@ -60,6 +60,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard, overload
 
@@ -78,6 +79,7 @@ from agents.tool import (
 )
 
 from scarguard.adapters import DELETE, FILE_READ, SHELL_EXEC
+from scarguard.errors import ScarguardWarning
 from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
 from scarguard.integrations._driver import CallPlan, GuardSettings, error_text, run_async
 from scarguard.prompt import PromptGuard
@@ -487,7 +489,19 @@ def guard_agent(
 
     Returns:
         The guarded clone (``agent`` itself is unchanged).
+
+    Warns:
+        ScarguardWarning: ``agent`` is a sandbox agent with capabilities: the tools they
+            add when its session starts (its shell, its apply_patch) are not in
+            ``agent.tools`` yet, so they are not guarded.
     """
+    if getattr(agent, "capabilities", None):
+        warnings.warn(
+            f"scarguard guards the tools of agent {agent.name!r} it is given; the tools its"
+            " sandbox capabilities add when its session starts are not guarded",
+            ScarguardWarning,
+            stacklevel=2,
+        )
     tools = [
         guard_tool(t, memory, targets=targets, handle_errors=handle_errors) if guardable(t) else t
         for t in agent.tools
