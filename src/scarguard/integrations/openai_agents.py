@@ -37,9 +37,9 @@ string as its ``input`` argument, or as its ``command`` when the memory reads th
 name as a shell command (``bash``, ``shell``, ``run_command``...), so the shell adapter
 reads what it runs. An apply_patch text (``*** Begin Patch``...) has the files it names as
 its targets, and the one-line input of a tool named for reading or deleting a file is its
-target, so a failure watches them. The invoker's exception is recorded and
-propagates: the SDK sends the model its message. A refused call returns the refusal text
-(the invoker does not run).
+target, so a failure watches them. The invoker's exception is recorded and propagates: the
+SDK sends the model its message. A refused call returns the refusal text (the invoker does
+not run).
 
 An ``ApplyPatchTool`` operation (``create_file``, ``update_file``, ``delete_file``) is one
 call of the tool's name (``"apply_patch"``) with the arguments ``type``, ``path`` and
@@ -285,8 +285,8 @@ def _custom_targets(file_tool: bool) -> Callable[[Mapping[str, Any]], list[str] 
     """Return the targets of a custom tool's calls: what its raw input names, else ``None``.
 
     The files an apply_patch text names; the input itself for a tool named for reading or
-    deleting a file when it is one line (``notes.md``). ``None``: the adapter
-    decides. Either way a failure watches them, so creating the file lifts what it taught.
+    deleting a file when it is one line (``notes.md``); else ``None``, and the adapter
+    decides. A failure watches its targets, so creating the file lifts what it taught.
     """
 
     def targets(args: Mapping[str, Any]) -> list[str] | None:
@@ -472,10 +472,10 @@ def guard_agent(
 ) -> Agent[Any]:
     """Return a clone of ``agent`` with guarded tools and the guard block.
 
-    Its function tools, custom tools, its ``ApplyPatchTool`` and its shell tools are guarded (see
-    :func:`guard_tool`). A ``ShellTool`` is guarded when it has a local executor; a hosted
-    one (a container environment, no executor) runs on OpenAI's side and is left alone,
-    like the other hosted tools (see :func:`guardable`).
+    Its function tools, custom tools, its ``ApplyPatchTool`` and its shell tools are
+    guarded (see :func:`guard_tool`). A ``ShellTool`` is guarded when it has a local
+    executor; a hosted one (a container environment, no executor) runs on OpenAI's side and
+    is left alone, like the other hosted tools (see :func:`guardable`).
 
     Args:
         agent: The agent.

@@ -60,9 +60,9 @@ def error_parts(
 
 def _captured_stderr(error: BaseException) -> str | None:
     """Return what a process error (it has a ``returncode``) captured of stderr, if any."""
-    if not hasattr(error, "returncode"):
-        return None
     try:
+        if not hasattr(error, "returncode"):
+            return None
         stderr = getattr(error, "stderr", None)
         if isinstance(stderr, bytes):
             stderr = stderr.decode("utf-8", "replace")
