@@ -497,6 +497,8 @@ def test_tool_call_adapter_is_an_adapter() -> None:
         ("echo 'a  b'   c", "echo 'a  b' c"),
         ('grep "x  y" f', 'grep "x  y" f'),
         ("echo a\\  b", "echo a\\  b"),
+        ("cat  <<< 'a  b'   x", "cat <<< 'a  b' x"),
+        ("echo '<<EOF'   x", "echo '<<EOF' x"),
     ],
 )
 def test_commands_compare_by_their_words(command: str, words: str) -> None:
@@ -506,6 +508,51 @@ def test_commands_compare_by_their_words(command: str, words: str) -> None:
     assert command_text(command) == words
     assert ADAPTER.fingerprint("bash", {"command": command}) == ADAPTER.fingerprint(
         "bash", {"command": words}
+    )
+
+
+HEREDOC_FIXES = [
+    # python reads the body: an indentation fixed, nothing else, is another program
+    (
+        "python3  - <<EOF\nif True:\n        total = 1\n    total += 1\nEOF",
+        "python3  - <<EOF\nif True:\n        total = 1\n        total += 1\nEOF",
+    ),
+    # a file written from a quoted here-document, then run
+    (
+        "cat > a.py <<'PY'\ndef f():\n  return 1\n    x = 2\nPY\npython3 a.py",
+        "cat > a.py <<'PY'\ndef f():\n    return 1\n    x = 2\nPY\npython3 a.py",
+    ),
+    # <<- strips leading tabs from its body and delimiter, not spaces
+    ("cat <<-END\n\tyaml:\n\t  key: 1\n\tEND", "cat <<-END\n\tyaml:\n\t    key: 1\n\tEND"),
+]
+
+
+@pytest.mark.parametrize(("before", "after"), HEREDOC_FIXES)
+def test_a_here_document_body_keeps_its_blanks(before: str, after: str) -> None:
+    """Blanks inside a here-document's body are what the program reads: kept as written.
+
+    Collapsed, a fix of indentation alone would fingerprint as the failed command and be
+    refused. The lines around the body still compare by their words.
+    """
+    from scarguard.adapters._shell import command_text
+
+    assert ADAPTER.fingerprint("bash", {"command": before}) != ADAPTER.fingerprint(
+        "bash", {"command": after}
+    )
+    assert command_text(before).split("\n")[1:] == before.split("\n")[1:]
+    spaced = before.replace("python3 a.py", "python3   a.py").replace("cat >", "cat   >")
+    assert ADAPTER.fingerprint("bash", {"command": spaced}) == ADAPTER.fingerprint(
+        "bash", {"command": before}
+    )
+
+
+def test_an_unclosed_here_document_keeps_the_rest_as_written() -> None:
+    """A body never closed by its delimiter runs to the command's end, kept as written."""
+    from scarguard.adapters._shell import command_text
+
+    assert command_text("cat  <<EOF\na   b\nc") == "cat <<EOF\na   b\nc"
+    assert command_text("cat <<A <<B\n1  1\nA\n2  2\nB\necho   x") == (
+        "cat <<A <<B\n1  1\nA\n2  2\nB\necho x"
     )
 
 

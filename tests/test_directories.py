@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers.engine import memory_in
+from scarguard import ToolBlocked, guarded_tool
 from scarguard.learning._directories import _words, elsewhere_files
 from scarguard.learning.observed import dependencies
 from scarguard.model import Call
@@ -161,3 +162,32 @@ def test_words_split_as_shlex_does(segment: str) -> None:
     while expected and "=" in expected[0] and not expected[0].startswith(("-", "=")):
         expected.pop(0)
     assert _words(segment) == [w for w in expected if w]
+
+
+MISINDENTED = "python3 - <<'EOF'\nif True:\n        total = 1\n    total += 1\nprint(total)\nEOF"
+"""A heredoc Python whose last indented line unindents to no outer level."""
+
+
+def test_a_heredoc_fixed_only_in_its_indentation_runs(tmp_path: Path) -> None:
+    """A guarded bash tool: the heredoc whose Python fails to indent runs again once its
+    indentation alone is fixed (its body's blanks are what python reads), and succeeds."""
+    memory = memory_in(tmp_path)
+    ran: list[str] = []
+
+    @guarded_tool(memory)
+    def bash(command: str) -> str:
+        ran.append(command)
+        done = subprocess.run(
+            ["bash", "-c", command], cwd=tmp_path, capture_output=True, text=True, check=True
+        )
+        return done.stdout
+
+    for _ in range(2):
+        with pytest.raises((subprocess.CalledProcessError, ToolBlocked)):
+            bash(MISINDENTED)
+    assert len(ran) == 1  # the identical repeat is refused
+    (failure,) = memory.recent_failures(tool="bash")
+    assert "IndentationError" in (failure.error or "")
+    fixed = MISINDENTED.replace("\n    total += 1", "\n        total += 1")
+    assert bash(fixed) == "2\n"
+    assert ran == [MISINDENTED, fixed]

@@ -751,3 +751,37 @@ def test_guard_agent_warns_that_sandbox_capability_tools_are_not_guarded(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         guard_agent(Agent(name="plain", tools=[toolkit_tool(counter)]), memory)
+
+
+MISINDENTED = "if True:\n        total = 1\n    total += 1\n"
+"""Python whose last line unindents to no outer level (an IndentationError)."""
+INDENTED = "if True:\n        total = 1\n        total += 1\n"
+"""The same code with only its indentation fixed."""
+
+
+def test_custom_code_tool_keeps_whitespace(rooted: FailureMemory) -> None:
+    """A custom python tool's input is its code: a fix of indentation alone is a new call.
+
+    Read as a shell command, runs of blanks would collapse and the fixed code would be
+    refused as the failed one.
+    """
+    runs = Counter()
+
+    def invoke(ctx: Any, code: str) -> str:
+        runs.runs += 1
+        scope: dict[str, Any] = {}
+        exec(compile(code, "<agent>", "exec"), scope)
+        return str(scope["total"])
+
+    tool = CustomTool(name="run_python", description="Run Python.", on_invoke_tool=invoke)
+    model = ScriptedModel([CustomCall("run_python", MISINDENTED)] * 2)
+    run(guard_agent(Agent(name="a", model=model, tools=[tool]), rooted))
+    assert runs.runs == 1
+    assert "unindent does not match" in model.outputs[0]
+    assert "refused" in model.outputs[1]
+    (failure,) = rooted.recent_failures(tool="run_python")
+    assert failure.args == {"code": MISINDENTED}
+    model = ScriptedModel([CustomCall("run_python", INDENTED)])
+    run(guard_agent(Agent(name="a", model=model, tools=[tool]), rooted))
+    assert runs.runs == 2
+    assert model.outputs == ["2"]

@@ -204,12 +204,17 @@ def reports_no_change(result: object) -> bool:
 _BLANK: Final = frozenset(" \t")
 
 
+_HEREDOC_START: Final = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]{1,64})\2")
+"""A here-document's operator and its delimiter word (``<<EOF``, ``<<-'END'``)."""
+
+
 @functools.lru_cache(maxsize=4096)
 def command_text(command: str) -> str:
     """Return a command as its words: runs of blanks outside quotes collapse to one space.
 
     ``make  deploy`` and ``make deploy`` are one command; ``echo 'a  b'`` keeps its quoted
-    blanks. Leading and trailing blanks go.
+    blanks, and a here-document's body (``python3 - <<EOF`` ... ``EOF``) is kept as it is
+    written: its indentation is what the program reads. Leading and trailing blanks go.
     """
     if "  " not in command and "\t" not in command and command == command.strip(" \t"):
         return command
@@ -217,7 +222,10 @@ def command_text(command: str) -> str:
     quote = ""
     escaped = False
     pending = False
-    for ch in command:
+    heredocs: list[tuple[str, bool]] = []  # the delimiters of the bodies after this line
+    i, size = 0, len(command)
+    while i < size:
+        ch = command[i]
         if escaped:
             escaped = False
         elif ch == "\\" and quote != "'":
@@ -229,12 +237,40 @@ def command_text(command: str) -> str:
             quote = ch
         elif ch in _BLANK:
             pending = bool(out)
+            i += 1
+            continue
+        elif ch == "<" and "<<" in command:
+            found = _HEREDOC_START.match(command, i)
+            if found is not None:
+                heredocs.append((found.group(3), found.group(1) == "-"))
+        elif ch == "\n" and heredocs:
+            end = _after_bodies(command, i + 1, heredocs)
+            out.append(command[i:end])  # the newline, then the bodies and their delimiters
+            heredocs, pending, i = [], False, end
             continue
         if pending:
             out.append(" ")
             pending = False
         out.append(ch)
+        i += 1
     return "".join(out)
+
+
+def _after_bodies(command: str, start: int, heredocs: list[tuple[str, bool]]) -> int:
+    """Return where the here-document bodies starting at ``start`` end.
+
+    After the last one's delimiter line; the command's end when a body is never closed.
+    """
+    at = start
+    for word, strip_tabs in heredocs:
+        while at < len(command):
+            newline = command.find("\n", at)
+            end = len(command) if newline < 0 else newline + 1
+            line = command[at:end].rstrip("\n")
+            at = end
+            if (line.lstrip("\t") if strip_tabs else line) == word:
+                break
+    return at
 
 
 SHELL_PROGRAMS: Final = frozenset(

@@ -33,13 +33,13 @@ runs on OpenAI's side and is left alone, like the other hosted tools; ``LocalShe
 results are strings, so only its exceptions are failures.
 
 A ``CustomTool`` call (one raw string, no JSON) is recorded under the tool's name with the
-string as its ``input`` argument, or as its ``command`` when the memory reads the tool's
-name as a shell command (``bash``, ``shell``, ``run_command``...), so the shell adapter
-reads what it runs. An apply_patch text (``*** Begin Patch``...) has the files it names as
-its targets, and the one-line input of a tool named for reading or deleting a file is its
-target, so a failure watches them. The invoker's exception is recorded and propagates: the
-SDK sends the model its message. A refused call returns the refusal text (the invoker does
-not run).
+string as its ``code`` argument for a code runner (``python``, ``execute_code``), its
+``command`` for a shell (``bash``, ``shell``, ``exec_command``: the shell adapter reads
+what it runs), else its ``input``. An apply_patch text (``*** Begin Patch``...) has the
+files it names as its targets, and the one-line input of a tool named for reading or
+deleting a file is its target, so a failure watches them. The invoker's exception is
+recorded and propagates: the SDK sends the model its message. A refused call returns the
+refusal text (the invoker does not run).
 
 An ``ApplyPatchTool`` operation (``create_file``, ``update_file``, ``delete_file``) is one
 call of the tool's name (``"apply_patch"``) with the arguments ``type``, ``path`` and
@@ -78,7 +78,8 @@ from agents.tool import (
     set_function_tool_failure_error_function,
 )
 
-from scarguard.adapters import DELETE, FILE_READ, SHELL_EXEC
+from scarguard.adapters import DELETE, FILE_READ
+from scarguard.adapters._actions import tool_words
 from scarguard.errors import ScarguardWarning
 from scarguard.guard.failure_checks import MAX_RESULT_TEXT, describe_failure
 from scarguard.integrations._driver import CallPlan, GuardSettings, error_text, run_async
@@ -255,6 +256,31 @@ def _custom_class(memory: Any, name: str) -> str | None:
     return found
 
 
+_LANGUAGE_WORDS = frozenset({"python", "py", "ipython", "jupyter", "node", "javascript", "js"})
+_SHELL_WORDS = frozenset({
+    "bash", "sh", "zsh", "shell", "powershell", "pwsh", "terminal", "console", "cmd",
+    "command", "commands", "subprocess",
+})  # fmt: skip
+_CODE_WORDS = frozenset({"code", "script", "notebook", "repl"})
+
+
+def _custom_argument(name: str) -> str:
+    """Return the argument a custom tool's raw input is recorded as, by the tool's name.
+
+    ``code`` for a code runner (``python``, ``run_python``, ``execute_code``: its imports
+    are read, and its whitespace is kept, so a fixed indentation is a new call);
+    ``command`` for a shell (``bash``, ``shell``, ``exec_command``: the shell adapter reads
+    what it runs); else ``input`` (a tool named for one program, ``make``, is given that
+    program's arguments, not a command line).
+    """
+    words = frozenset(tool_words(name))
+    if words & _LANGUAGE_WORDS:
+        return "code"
+    if words & _SHELL_WORDS:
+        return "command"
+    return "code" if words & _CODE_WORDS else "input"
+
+
 _PATCH_START = "*** Begin Patch"
 _PATCH_FILES = ("*** Add File: ", "*** Delete File: ", "*** Update File: ", "*** Move to: ")
 """The lines of an apply_patch text (the SDK's V4A grammar) that name a file."""
@@ -306,14 +332,12 @@ def _custom_targets(file_tool: bool) -> Callable[[Mapping[str, Any]], list[str] 
 def _guard_custom(tool: CustomTool, memory: Any, targets: Any) -> CustomTool:
     """Return a copy of a custom tool whose invoker runs each call as one guarded step.
 
-    Its raw input is recorded as ``command`` for a tool the memory reads as a shell command
-    (named ``bash``, ``shell``, ``run_command``...: the shell adapter then reads what it
-    runs), else as ``input``; decided once, from the tool's name.
+    Its raw input is recorded as ``code``, ``command`` or ``input`` (see
+    :func:`_custom_argument`); decided once, from the tool's name.
     """
-    action = _custom_class(memory, tool.name)
-    argument = "command" if action == SHELL_EXEC else "input"
+    argument = _custom_argument(tool.name)
     if targets is None and argument == "input":
-        targets = _custom_targets(action in _FILE_TOOLS)
+        targets = _custom_targets(_custom_class(memory, tool.name) in _FILE_TOOLS)
     settings = GuardSettings.build(memory, targets=targets)
     invoke: Callable[[Any, str], Any] = tool.on_invoke_tool
 
