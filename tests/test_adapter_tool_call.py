@@ -546,6 +546,20 @@ def test_a_here_document_body_keeps_its_blanks(before: str, after: str) -> None:
     )
 
 
+def test_a_script_keeps_the_indentation_of_its_lines() -> None:
+    """A multi-line script (Python in a ``script`` argument) keeps each line's indentation:
+    one fixed only in its indentation is another call. Blanks inside a line still collapse."""
+    from scarguard.adapters._shell import command_text
+
+    broken = "if True:\n        total = 1\n    total += 1\n"
+    fixed = "if True:\n        total = 1\n        total += 1\n"
+    assert ADAPTER.fingerprint("run_script", {"script": broken}) != ADAPTER.fingerprint(
+        "run_script", {"script": fixed}
+    )
+    assert command_text("  make  a\n    make   b  ") == "make a\n    make b"
+    assert command_text("for f in *; do\n\techo  $f\ndone") == "for f in *; do\n\techo $f\ndone"
+
+
 def test_an_unclosed_here_document_keeps_the_rest_as_written() -> None:
     """A body never closed by its delimiter runs to the command's end, kept as written."""
     from scarguard.adapters._shell import command_text

@@ -213,8 +213,9 @@ def command_text(command: str) -> str:
     """Return a command as its words: runs of blanks outside quotes collapse to one space.
 
     ``make  deploy`` and ``make deploy`` are one command; ``echo 'a  b'`` keeps its quoted
-    blanks, and a here-document's body (``python3 - <<EOF`` ... ``EOF``) is kept as it is
-    written: its indentation is what the program reads. Leading and trailing blanks go.
+    blanks. What a program reads is kept as written: a here-document's body (``python3 -
+    <<EOF`` ... ``EOF``), and the indentation of every line after the first (a ``script``
+    argument may be Python). Leading and trailing blanks go.
     """
     if "  " not in command and "\t" not in command and command == command.strip(" \t"):
         return command
@@ -223,9 +224,15 @@ def command_text(command: str) -> str:
     escaped = False
     pending = False
     heredocs: list[tuple[str, bool]] = []  # the delimiters of the bodies after this line
+    indenting = False  # at the start of a line after the first: its blanks are kept
     i, size = 0, len(command)
     while i < size:
         ch = command[i]
+        if indenting and ch in _BLANK:
+            out.append(ch)
+            i += 1
+            continue
+        indenting = False
         if escaped:
             escaped = False
         elif ch == "\\" and quote != "'":
@@ -243,17 +250,19 @@ def command_text(command: str) -> str:
             found = _HEREDOC_START.match(command, i)
             if found is not None:
                 heredocs.append((found.group(3), found.group(1) == "-"))
-        elif ch == "\n" and heredocs:
-            end = _after_bodies(command, i + 1, heredocs)
-            out.append(command[i:end])  # the newline, then the bodies and their delimiters
-            heredocs, pending, i = [], False, end
-            continue
+        elif ch == "\n":
+            indenting = True
+            if heredocs:
+                end = _after_bodies(command, i + 1, heredocs)
+                out.append(command[i:end])  # the newline, the bodies and their delimiters
+                heredocs, pending, i = [], False, end
+                continue
         if pending:
             out.append(" ")
             pending = False
         out.append(ch)
         i += 1
-    return "".join(out)
+    return "".join(out).rstrip(" \t")
 
 
 def _after_bodies(command: str, start: int, heredocs: list[tuple[str, bool]]) -> int:
