@@ -154,3 +154,14 @@ def test_a_file_changed_lately_is_read_every_time(
     (tmp_path / "big").write_bytes(b"z" * (HASH_LIMIT + 1))
     assert observer.read("big") == observer.read("big") == "z" * (HASH_LIMIT + 1)
     assert observer.read("missing") is None
+
+
+def test_a_folder_named_with_a_trailing_dot_is_the_folder(tmp_path: Path) -> None:
+    """``<root>/.`` (the folder a root glob or search looks in) is observed as the folder:
+    a file made in it changes its token; it is never judged missing."""
+    observer = LocalObserver(tmp_path)
+    paths = [f"{tmp_path}/.", f"{tmp_path}/"]
+    before = observer.observe(paths)
+    assert all(token != MISSING for token in before.values())
+    (tmp_path / "new.txt").write_text("x")
+    assert sorted(observer.changed(before)) == sorted(paths)

@@ -514,3 +514,32 @@ def test_a_makefile_is_read_with_its_variables_patterns_and_built_in_rules(
     assert included == ["config.mk"]  # ($(DEPS) is set after the include: empty there)
     assert prerequisites(text, ["docs"], LocalObserver(tmp_path).names)[0] == ["guide.md"]
     assert prerequisites("x = $(y\n", ["a"], LocalObserver(tmp_path).names) == ([], [], [])
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        # none named: the root's test files, and its tests folder as if named
+        ("pytest -q", ("test_top.py", "tests", "tests/test_a.py", "tests/unit/test_b.py")),
+        ("python3 -m pytest tests/unit", ("tests/unit", "tests/unit/test_b.py")),
+        # -k's value is an expression, not a folder; a file named is the command's own
+        ("pytest -k tests tests/unit/test_b.py::test_x", ()),
+        ("cd tests && pytest .", ("tests", "tests/test_a.py", "tests/unit/test_b.py")),
+    ],
+)
+def test_the_test_files_pytest_collects(
+    tmp_path: Path, command: str, expected: tuple[str, ...]
+) -> None:
+    """What a pytest run collects without naming it, from the folders it is given."""
+    for name in ("test_top.py", "tests/test_a.py", "tests/helpers.py", "tests/unit/test_b.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("")
+    observer = LocalObserver(tmp_path)
+    found = program_inputs({"command": command}, observer.read, observer.names)
+    assert tuple(p for p in found if p != "tests/__pycache__") == expected
+
+
+def test_a_bare_pytest_without_a_tests_folder_watches_its_own(tmp_path: Path) -> None:
+    """No tests folder and no test file: the folder pytest runs in (a test made there lifts)."""
+    observer = LocalObserver(tmp_path)
+    assert program_inputs({"command": "pytest"}, observer.read, observer.names) == (".",)

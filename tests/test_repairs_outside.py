@@ -272,6 +272,62 @@ def test_fixing_the_code_under_test_by_hand_lifts_the_test_run(
     assert sh(tmp_path, command).returncode == 0
 
 
+SUITE_RUNS = [
+    # how the suite is run: no test file named, so pytest collects them
+    "{python} -m pytest -q -p no:cacheprovider",
+    "{python} -m pytest -q -p no:cacheprovider tests",
+    "{python} -m pytest -q -p no:cacheprovider -k limit tests/unit",
+    "cd tests && {python} -m pytest -q -p no:cacheprovider .",
+]
+
+
+@pytest.mark.parametrize("run", SUITE_RUNS)
+def test_fixing_the_code_a_collected_test_imports_lifts_the_suite_run(
+    tmp_path: Path, run: str
+) -> None:
+    """``pytest`` names no test file: the files it collects from the folders it is given
+    (none: its defaults) are watched, and their imports, so a fix of the code under test by
+    hand lets the suite run again; a file made beside them does not."""
+    (tmp_path / "pyproject.toml").write_text('[tool.pytest.ini_options]\npythonpath = ["src"]\n')
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("LIMIT = 2\n")
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    (tmp_path / "tests" / "unit" / "test_limit.py").write_text(
+        "from pkg import LIMIT\n\ndef test_limit():\n    assert LIMIT == 3\n"
+    )
+    command = run.format(python=shlex_quote(sys.executable))
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    (tmp_path / "notes.md").write_text("what I tried\n")  # beside the tests: cannot help
+    assert not memory.check("bash", args).allowed
+    (tmp_path / "src" / "pkg" / "__init__.py").write_text("LIMIT = 3\n")
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
+def test_a_suite_with_no_tests_runs_again_once_a_test_file_is_made(tmp_path: Path) -> None:
+    """``pytest`` in a folder with no tests (exit 5) runs again once a test file is made."""
+    command = f"{shlex_quote(sys.executable)} -m pytest -q -p no:cacheprovider"
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    (tmp_path / "test_new.py").write_text("def test_new():\n    assert True\n")
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
+@pytest.mark.parametrize("glob", ["*.txt", "data/*.txt"])
+def test_a_glob_runs_again_once_a_file_matches(tmp_path: Path, glob: str) -> None:
+    """``wc -l *.txt`` with nothing matching: a matching file made by hand lifts it, in the
+    root as in a folder (the root was watched as a name no listing holds: never changed)."""
+    (tmp_path / "data").mkdir()
+    command = f"wc -l {glob}"
+    memory = memory_in(tmp_path)
+    args = banned(memory, tmp_path, command)
+    (tmp_path / glob.replace("*", "a")).write_text("one\n")
+    assert memory.check("bash", args).allowed
+    assert sh(tmp_path, command).returncode == 0
+
+
 def test_writing_into_a_missing_folder_is_allowed_once_it_is_made(tmp_path: Path) -> None:
     """``write_file("out/report.txt")`` failing for a missing ``out`` is lifted by ``mkdir
     out``: the file is still missing then, its folder is not."""

@@ -17,6 +17,9 @@ refused:
   ``build.rs``), whose modules the import walk follows;
 - ``go test ./...``: the ``.go`` files of the packages named (``./...``: the folder's and
   those of its folders, one level down);
+- ``pytest``, ``python -m pytest tests``: the test files it collects from the folders
+  named (none named: the folder it runs in and its ``tests``/``test`` folder), two levels
+  down, whose imports the import walk follows to the code under test;
 - ``bash check.sh``, ``python3 check.py``, ``npm test``: what the script names, or the
   ``package.json`` script runs (``learning._scripts``);
 - ``test -d build``, ``[ -f out.txt ]``: the path tested;
@@ -74,6 +77,16 @@ _CARGO_BUILDS: Final = frozenset(
     {"build", "b", "test", "t", "run", "r", "check", "c", "clippy", "bench", "doc", "nextest"}
 )
 _GO_BUILDS: Final = frozenset({"build", "test", "run", "vet", "install", "generate"})
+_PYTESTS: Final = frozenset({"pytest", "py.test"})
+_PYTEST_VALUED: Final = frozenset(
+    {"-k", "-m", "-p", "-c", "-o", "-W", "-n", "--rootdir", "--ignore", "--ignore-glob",
+     "--deselect", "--confcutdir", "--basetemp", "--maxfail", "--tb", "--junitxml",
+     "--junit-xml", "--cov", "--cov-report", "--durations", "--override-ini", "--log-level",
+     "--numprocesses", "--dist", "--reruns", "--timeout", "--import-mode", "--config-file"}
+)  # fmt: skip
+"""pytest's options whose value is the next word (``-k expr``: not a folder to collect)."""
+_TEST_FOLDERS: Final = ("tests", "test")
+"""Where a bare ``pytest`` usually finds its tests, besides the folder it runs in."""
 _SOURCING: Final = frozenset({"source", "."})
 _SCRIPTS: Final = (".sh", ".bash", ".py", ".js", ".mjs", ".cjs", ".ts", ".mts", ".rb", ".pl",
                    ".php", ".lua")  # fmt: skip
@@ -162,6 +175,10 @@ def _read_by(
         yield from _crate(where, names)
     elif program == "go" and len(words) > 1 and words[1] in _GO_BUILDS:
         yield from _packages(where, words[2:], names)
+    elif program in _PYTESTS:
+        yield from _collected(where, words[1:], names)
+    elif _INTERPRETER.match(program) and words[1:3] == ["-m", "pytest"]:
+        yield from _collected(where, words[3:], names)
     elif program == "cmake":
         yield from _cmake(where, words, read, names)
     elif program == "ctest":
@@ -314,6 +331,53 @@ def _packages(where: str, words: list[str], names: Names) -> Iterator[str]:
             for sub in sorted(n for n in listing if "." not in n)[:_PER_FOLDER]:
                 inner = _joined(folder, sub)
                 yield from _go_files(inner, _listing(names, inner) or frozenset())
+
+
+def _collected(where: str, words: list[str], names: Names) -> Iterator[str]:
+    """The test files pytest collects from the folders it is given (none: its defaults).
+
+    A folder named (``pytest tests``; ``tests/unit::x`` is its file's) gives itself (a new
+    test file is collected too), its ``test_*.py`` and ``*_test.py`` files, and those of
+    its folders one level down; a file named is the command's own. None named: the test
+    files of the folder it runs in, and its ``tests`` or ``test`` folder as if named (the
+    folder it runs in is watched itself only when it has neither: any file made there would
+    change its listing).
+    """
+    operands, skip = [], False
+    for word in words:
+        if skip:
+            skip = False
+        elif word in _PYTEST_VALUED:
+            skip = True
+        elif not word.startswith("-") and "$" not in word and not _GLOB.search(word):
+            operands.append(word.split("::", 1)[0])
+    folders = [_joined(where, w) for w in operands if not w.endswith(".py")]
+    if not operands:
+        here = _listing(names, where) or frozenset()
+        yield from _test_files(where, here)
+        folders = [_joined(where, f) for f in _TEST_FOLDERS if f in here]
+        if not folders:
+            yield where
+    for folder in folders[:4]:
+        listing = _listing(names, folder)
+        if listing is None:
+            continue
+        yield folder
+        yield from _test_files(folder, listing)
+        for sub in sorted(n for n in listing if "." not in n and n != "__pycache__"):
+            inner = _joined(folder, sub)
+            yield from _test_files(inner, _listing(names, inner) or frozenset())
+
+
+def _test_files(folder: str, listing: frozenset[str]) -> Iterator[str]:
+    """The files pytest collects in a folder by default (``test_*.py``, ``*_test.py``)."""
+    tests = sorted(n for n in listing if n.endswith(".py") and _is_test_file(n))
+    for name in tests[:_PER_FOLDER]:
+        yield _joined(folder, name)
+
+
+def _is_test_file(name: str) -> bool:
+    return name.startswith("test_") or name.endswith("_test.py")
 
 
 def _go_files(folder: str, listing: frozenset[str]) -> Iterator[str]:

@@ -284,11 +284,19 @@ class _Plan:
 
 
 def _split(path: str) -> tuple[str, str]:
-    """Return ``os.path.split(path)`` (inlined for POSIX: it runs for every path observed)."""
+    """Return ``os.path.split(path)`` (inlined for POSIX: it runs for every path observed).
+
+    Of the normalised path when its last part is ``.``, ``..`` or empty (``/repo/.``, the
+    root a glob or a search looks in): the folder is then found in its parent's listing,
+    not judged missing for a name no listing holds.
+    """
     if os.altsep is not None or os.sep != "/":
-        return os.path.split(path)
+        head, tail = os.path.split(path)
+        return os.path.split(os.path.normpath(path)) if tail in ("", ".", "..") else (head, tail)
     cut = path.rfind("/") + 1
     head, tail = path[:cut], path[cut:]
+    if tail in ("", ".", "..") and os.path.normpath(path) != path:
+        return _split(os.path.normpath(path))
     if head and head != "/" * len(head):
         head = head.rstrip("/")
     return head, tail
