@@ -543,3 +543,29 @@ def test_a_bare_pytest_without_a_tests_folder_watches_its_own(tmp_path: Path) ->
     """No tests folder and no test file: the folder pytest runs in (a test made there lifts)."""
     observer = LocalObserver(tmp_path)
     assert program_inputs({"command": "pytest"}, observer.read, observer.names) == (".",)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "timeout 60 pytest",
+        "timeout -s KILL 5m python -m pytest",
+        "env PYTHONPATH=src pytest",
+        "nice -n 5 pytest",
+        "uv run pytest",
+        "uv run --with pytest-xdist pytest",
+        "poetry run python -m pytest",
+        "coverage run -m pytest",
+        "python3 -m coverage run --rcfile .coveragerc -m pytest",
+        "timeout 600 uv run pytest",
+    ],
+)
+def test_a_launched_program_reads_what_it_reads_alone(tmp_path: Path, command: str) -> None:
+    """``timeout``, ``env``, ``nice``, ``uv run``, ``coverage run``...: the program they
+    launch is followed as if run alone."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_a.py").write_text("")
+    observer = LocalObserver(tmp_path)
+    alone = program_inputs({"command": "pytest"}, observer.read, observer.names)
+    assert alone == ("tests", "tests/test_a.py")
+    assert program_inputs({"command": command}, observer.read, observer.names) == alone

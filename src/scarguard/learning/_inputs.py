@@ -165,6 +165,9 @@ def _read_by(
     where: str, words: list[str], read: Read, names: Names, depth: int
 ) -> Iterator[str]:
     """Yield what one program (its words, run in ``where``) reads without naming it."""
+    words = _launched(words)
+    if not words:
+        return
     program = os.path.basename(words[0])
     for word in words[1:]:
         if _GLOB.search(word) and "$" not in word and not word.startswith("-"):
@@ -199,6 +202,70 @@ def _read_by(
     for script in named[:2]:
         if "$" not in script and not os.path.isabs(script):
             yield from script_names(where, _joined(where, script), read, names)
+
+
+_LAUNCHERS: Final = {
+    # a program that runs the command after it: the options it takes a value with
+    "env": frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}),
+    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
+    "nice": frozenset({"-n", "--adjustment"}),
+    "nohup": frozenset(),
+    "sudo": frozenset({"-u", "--user", "-g", "--group", "-C", "-D", "-h", "-p", "-r", "-t"}),
+    "stdbuf": frozenset({"-i", "-o", "-e"}),
+    "ionice": frozenset({"-c", "-n", "-p"}),
+    "xvfb-run": frozenset({"-n", "-s", "-f", "-e", "-p"}),
+}
+_RUNNERS: Final = frozenset({"uv", "poetry", "pipenv", "pdm", "hatch", "rye", "pixi"})
+"""Environment managers whose ``run`` runs the command after it (``uv run pytest``)."""
+_RUNNER_VALUED: Final = frozenset(
+    {"--with", "--python", "-p", "--env-file", "--group", "--extra", "--package", "--project",
+     "--directory", "--env", "-e", "--environment"}
+)  # fmt: skip
+_COVERAGE_VALUED: Final = frozenset({"--rcfile", "--source", "--include", "--omit", "--context"})
+_TIMEOUTS: Final = re.compile(r"^\d+(?:\.\d+)?[smhd]?$")
+
+
+def _launched(words: list[str]) -> list[str]:
+    """Return the words of the program a launcher runs (``timeout 60 make test``: make's).
+
+    ``env``, ``timeout``, ``nice``, ``nohup``, ``sudo``, ``stdbuf``, ``ionice``,
+    ``xvfb-run`` and the ``run`` of an environment manager (``uv``, ``poetry``, ``pipenv``,
+    ``pdm``, ``hatch``, ``rye``, ``pixi``), nested; ``coverage run`` as the interpreter it
+    stands for (``coverage run -m pytest``). Any other command's words come back as they are.
+    """
+    for _ in range(4):  # (timeout 60 uv run pytest: a few launchers deep at most)
+        if not words:
+            return words
+        program = os.path.basename(words[0])
+        valued = _LAUNCHERS.get(program)
+        if valued is not None:
+            rest = _after_options(words[1:], valued)
+            if program == "env":
+                while rest and "=" in rest[0] and not rest[0].startswith("="):
+                    rest = rest[1:]
+            elif program == "timeout" and rest and _TIMEOUTS.match(rest[0]):
+                rest = rest[1:]
+            words = rest
+        elif program in _RUNNERS and len(words) > 1 and words[1] == "run":
+            words = _after_options(words[2:], _RUNNER_VALUED)
+        elif program == "coverage" and len(words) > 1 and words[1] == "run":
+            words = ["python", *_after_options(words[2:], _COVERAGE_VALUED, keep="-m")]
+        elif _INTERPRETER.match(program) and words[1:4] == ["-m", "coverage", "run"]:
+            words = words[2:]  # coverage run ...
+        else:
+            return words
+    return words
+
+
+def _after_options(words: list[str], valued: frozenset[str], *, keep: str = "") -> list[str]:
+    """Return ``words`` from the first one that is not an option (or an option's value).
+
+    ``keep``: an option that is the launched command's own (``coverage run -m pytest``).
+    """
+    at = 0
+    while at < len(words) and words[at].startswith("-") and words[at] not in ("-", keep):
+        at += 2 if words[at] in valued else 1
+    return words[at:]
 
 
 def _joined(where: str, name: str) -> str:
