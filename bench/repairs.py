@@ -209,6 +209,19 @@ SCENARIOS = [
         needs="sqlite3",
     ),
     Scenario(
+        "pytest: the code a collected test imports",
+        _TESTED,
+        "python3 -m pytest -q -p no:cacheprovider -rN --tb=no",  # (its output names no file)
+        "printf 'LIMIT = 3\\n' > pkg/consts.py",
+    ),
+    Scenario(
+        "pytest: through a launcher",
+        _TESTED,
+        "timeout 120 python3 -m pytest -q -p no:cacheprovider -rN --tb=no tests",
+        "printf 'LIMIT = 3\\n' > pkg/consts.py",
+    ),
+    Scenario("shell: a glob in the root", "true", "wc -l *.txt", "echo one > a.txt"),
+    Scenario(
         "node: the module a test imports",
         _NODE_TESTED,
         "node --test test/",

@@ -66,8 +66,9 @@ def test_a_process_result_reads_like_the_raised_error() -> None:
     assert memory.classify(text).signature == memory.classify(raised).signature
 
 
-def test_a_raised_process_error_reads_its_captured_stderr() -> None:
-    """``check=True`` with captured stderr: the stderr names the failure, redacted when stored.
+def test_a_raised_process_error_reads_its_captured_output() -> None:
+    """``check=True`` with captured output: its stderr (else its stdout, where pytest reports)
+    names the failure, redacted when stored.
 
     Without it the error is only "returned non-zero exit status 2", a command failure of
     unknown blame, where the stderr says a make target is missing.
@@ -82,6 +83,10 @@ def test_a_raised_process_error_reads_its_captured_stderr() -> None:
     assert text.startswith("CalledProcessError: Command '['make', 'deploy']' returned non-zero")
     assert "No rule to make target 'deploy'" in text
     assert "ghp_" + "a" * 36 not in text
+    pytest_run = subprocess.CalledProcessError(
+        1, "pytest -q", output="F\nFAILED tests/test_a.py::test_x - assert 2 == 3\n", stderr=""
+    )
+    assert error_parts(pytest_run)[0].endswith("FAILED tests/test_a.py::test_x - assert 2 == 3\n")
     long = subprocess.CalledProcessError(1, "x", stderr="e" * (MAX_RESULT_TEXT * 3) + "END")
     assert memory.classify(long).signature.name == "command_failed"
     assert error_parts(long)[0].endswith("e" * (MAX_RESULT_TEXT - 3) + "END")  # its tail

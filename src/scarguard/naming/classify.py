@@ -3,10 +3,11 @@
 Exceptions are read as ``"TypeName: message"`` plus the names of their classes (most specific
 first) and any HTTP status code they carry (``.status_code``, ``.response.status_code``), so
 an SDK's ``RateLimitError`` and a plain ``"429 Too Many Requests"`` string classify alike.
-A process error that captured its stderr (``subprocess.run(..., capture_output=True,
-check=True)``) reads as its message and then its stderr's last 2,000 characters, as a failed
-process result does: the stderr says what failed (``No rule to make target``). Tracebacks
-are never formatted here: this runs on the failure path of every tool call.
+A process error that captured its output (``subprocess.run(..., capture_output=True,
+check=True)``) reads as its message and then the last 2,000 characters of its stderr (of its
+stdout when stderr is empty: pytest reports there): they say what failed (``No rule to make
+target``, ``FAILED tests/test_a.py::test_x``). Tracebacks are never formatted here: this
+runs on the failure path of every tool call.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from scarguard.naming._signature import Signature
 
 __all__ = ["Classification", "error_parts"]
 
-_STDERR_TAIL = 2000
-"""The end of a process error's captured stderr that its text keeps (the result's bound)."""
+_OUTPUT_TAIL = 2000
+"""The end of a process error's captured output that its text keeps (the result's bound)."""
 
 
 @attrs.frozen
@@ -52,20 +53,23 @@ def error_parts(
     except Exception:  # an exception that cannot print itself is still a failure to record
         message = ""
     text = f"{type(error).__name__}: {message}" if message else type(error).__name__
-    stderr = _captured_stderr(error)
-    if stderr:
-        text += f"\n{stderr[-_STDERR_TAIL:]}"
+    output = _captured_output(error)
+    if output:
+        text += f"\n{output[-_OUTPUT_TAIL:]}"
     return text, kinds, status if isinstance(status, int) else None
 
 
-def _captured_stderr(error: BaseException) -> str | None:
-    """Return what a process error (it has a ``returncode``) captured of stderr, if any."""
+def _captured_output(error: BaseException) -> str | None:
+    """Return what a process error (it has a ``returncode``) captured: stderr, else stdout."""
     try:
         if not hasattr(error, "returncode"):
             return None
-        stderr = getattr(error, "stderr", None)
-        if isinstance(stderr, bytes):
-            stderr = stderr.decode("utf-8", "replace")
+        for name in ("stderr", "stdout"):
+            output = getattr(error, name, None)
+            if isinstance(output, bytes):
+                output = output.decode("utf-8", "replace")
+            if isinstance(output, str) and output.strip():
+                return output
     except Exception:  # an exception whose attributes fail is still a failure to record
         return None
-    return stderr if isinstance(stderr, str) and stderr.strip() else None
+    return None
