@@ -351,18 +351,22 @@ def _value_of(words: list[str], option: str) -> str | None:
     return None
 
 
-def _make_goals(words: list[str]) -> list[str]:
-    goals, skip = [], False
+def _operands(words: list[str], valued: frozenset[str]) -> list[str]:
+    """Return the words that are neither options nor the values of ``valued`` options."""
+    found, skip = [], False
     for word in words:
         if skip:
             skip = False
-        elif word in _MAKE_VALUED:
+        elif word in valued:
             skip = True
-        elif word in ("-j", "-l"):
-            continue  # (a number after it is make's, not a goal: it names no rule anyway)
-        elif not word.startswith("-") and "=" not in word:
-            goals.append(word)
-    return goals
+        elif not word.startswith("-"):
+            found.append(word)
+    return found
+
+
+def _make_goals(words: list[str]) -> list[str]:
+    # (a number after -j or -l is make's, not a goal: it names no rule anyway)
+    return [w for w in _operands(words, _MAKE_VALUED) if "=" not in w]
 
 
 def _crate(where: str, names: Names) -> Iterator[str]:
@@ -410,14 +414,11 @@ def _collected(where: str, words: list[str], names: Names) -> Iterator[str]:
     folder it runs in is watched itself only when it has neither: any file made there would
     change its listing).
     """
-    operands, skip = [], False
-    for word in words:
-        if skip:
-            skip = False
-        elif word in _PYTEST_VALUED:
-            skip = True
-        elif not word.startswith("-") and "$" not in word and not _GLOB.search(word):
-            operands.append(word.split("::", 1)[0])
+    operands = [
+        w.split("::", 1)[0]
+        for w in _operands(words, _PYTEST_VALUED)
+        if "$" not in w and not _GLOB.search(w)
+    ]
     folders = [_joined(where, w) for w in operands if not w.endswith(".py")]
     if not operands:
         here = _listing(names, where) or frozenset()
