@@ -569,3 +569,35 @@ def test_a_launched_program_reads_what_it_reads_alone(tmp_path: Path, command: s
     alone = program_inputs({"command": "pytest"}, observer.read, observer.names)
     assert alone == ("tests", "tests/test_a.py")
     assert program_inputs({"command": command}, observer.read, observer.names) == alone
+
+
+@pytest.mark.parametrize(
+    ("config", "text"),
+    [
+        ("pyproject.toml", '[tool.pytest.ini_options]\ntestpaths = [\n  "checks",\n]\n'),
+        ("pytest.ini", "[pytest]\naddopts = -q\ntestpaths = checks\n    more\n"),
+        ("setup.cfg", "[tool:pytest]\ntestpaths=checks\n"),
+    ],
+)
+def test_a_bare_pytest_collects_from_its_configured_testpaths(
+    tmp_path: Path, config: str, text: str
+) -> None:
+    """``testpaths`` in pytest's configuration are the folders a bare run collects from."""
+    (tmp_path / config).write_text(text)
+    (tmp_path / "checks").mkdir()
+    (tmp_path / "checks" / "test_a.py").write_text("")
+    (tmp_path / "test_top.py").write_text("")  # not collected: testpaths say where
+    observer = LocalObserver(tmp_path)
+    found = program_inputs({"command": "python -m pytest -q"}, observer.read, observer.names)
+    assert found == ("checks", "checks/test_a.py")
+
+
+def test_a_launched_package_script_is_followed(tmp_path: Path) -> None:
+    """``timeout 60 npm test`` follows the package script as ``npm test`` does."""
+    (tmp_path / "package.json").write_text('{"scripts": {"test": "node check.js"}}')
+    (tmp_path / "check.js").write_text("require('./lib/calc.js')\n")
+    observer = LocalObserver(tmp_path)
+    alone = program_inputs({"command": "npm test"}, observer.read, observer.names)
+    assert "check.js" in alone
+    launched = program_inputs({"command": "timeout 60 npm test"}, observer.read, observer.names)
+    assert launched == alone

@@ -140,6 +140,7 @@ def _of_command(
             return  # somewhere this cannot follow
         while words and words[0] in _KEYWORDS:
             words = words[1:]
+        words = _launched(words)  # timeout 60 npm test: npm's words
         if not words:
             continue
         where = os.path.normpath(_joined(start, where))
@@ -164,10 +165,7 @@ def _command(call_args: Mapping[str, Any]) -> str | None:
 def _read_by(
     where: str, words: list[str], read: Read, names: Names, depth: int
 ) -> Iterator[str]:
-    """Yield what one program (its words, run in ``where``) reads without naming it."""
-    words = _launched(words)
-    if not words:
-        return
+    """Yield what one program (its words past any launcher, run in ``where``) reads."""
     program = os.path.basename(words[0])
     for word in words[1:]:
         if _GLOB.search(word) and "$" not in word and not word.startswith("-"):
@@ -179,9 +177,9 @@ def _read_by(
     elif program == "go" and len(words) > 1 and words[1] in _GO_BUILDS:
         yield from _packages(where, words[2:], names)
     elif program in _PYTESTS:
-        yield from _collected(where, words[1:], names)
+        yield from _collected(where, words[1:], read, names)
     elif _INTERPRETER.match(program) and words[1:3] == ["-m", "pytest"]:
-        yield from _collected(where, words[3:], names)
+        yield from _collected(where, words[3:], read, names)
     elif program == "cmake":
         yield from _cmake(where, words, read, names)
     elif program == "ctest":
@@ -404,15 +402,16 @@ def _packages(where: str, words: list[str], names: Names) -> Iterator[str]:
                 yield from _go_files(inner, _listing(names, inner) or frozenset())
 
 
-def _collected(where: str, words: list[str], names: Names) -> Iterator[str]:
+def _collected(where: str, words: list[str], read: Read, names: Names) -> Iterator[str]:
     """The test files pytest collects from the folders it is given (none: its defaults).
 
     A folder named (``pytest tests``; ``tests/unit::x`` is its file's) gives itself (a new
     test file is collected too), its ``test_*.py`` and ``*_test.py`` files, and those of
-    its folders one level down; a file named is the command's own. None named: the test
-    files of the folder it runs in, and its ``tests`` or ``test`` folder as if named (the
-    folder it runs in is watched itself only when it has neither: any file made there would
-    change its listing).
+    its folders one level down; a file named is the command's own. None named: the
+    ``testpaths`` its configuration in that folder sets, as if named; else the test files
+    of the folder it runs in, and its ``tests`` or ``test`` folder as if named (the folder
+    it runs in is watched itself only when it has neither: any file made there would change
+    its listing).
     """
     operands = [
         w.split("::", 1)[0]
@@ -420,7 +419,10 @@ def _collected(where: str, words: list[str], names: Names) -> Iterator[str]:
         if "$" not in w and not _GLOB.search(w)
     ]
     folders = [_joined(where, w) for w in operands if not w.endswith(".py")]
-    if not operands:
+    configured = [] if operands else _testpaths(where, read)
+    if configured:
+        folders = [_joined(where, f) for f in configured]
+    elif not operands:
         here = _listing(names, where) or frozenset()
         yield from _test_files(where, here)
         folders = [_joined(where, f) for f in _TEST_FOLDERS if f in here]
@@ -435,6 +437,32 @@ def _collected(where: str, words: list[str], names: Names) -> Iterator[str]:
         for sub in sorted(n for n in listing if "." not in n and n != "__pycache__"):
             inner = _joined(folder, sub)
             yield from _test_files(inner, _listing(names, inner) or frozenset())
+
+
+_PYTEST_CONFIGS: Final = ("pytest.ini", ".pytest.ini", "pyproject.toml", "tox.ini", "setup.cfg")
+_TESTPATHS: Final = re.compile(
+    r"^[ \t]*testpaths[ \t]*=[ \t]*(\[[^\]]*\]|.*(?:\n[ \t]+\S.*)*)", re.MULTILINE
+)
+"""A ``testpaths`` setting: a TOML array, or an ini value continued on indented lines."""
+_QUOTED: Final = re.compile(r"""["']([^"'\n]+)["']""")
+
+
+def _testpaths(where: str, read: Read) -> list[str]:
+    """Return the ``testpaths`` pytest's configuration in ``where`` sets (none: ``[]``).
+
+    ``testpaths = ["tests", "integration"]`` (``pyproject.toml``) or ``testpaths = tests
+    integration`` (an ini file, continued on indented lines); the first file that sets it,
+    in pytest's order. Globs and variables are left out.
+    """
+    for name in _PYTEST_CONFIGS:
+        text = read(_joined(where, name))
+        found = _TESTPATHS.search(text) if text is not None and "testpaths" in text else None
+        if found is None:
+            continue
+        value = found.group(1)
+        paths = _QUOTED.findall(value) if value.startswith("[") else value.split()
+        return [p for p in paths if "$" not in p and not _GLOB.search(p)][:4]
+    return []
 
 
 def _test_files(folder: str, listing: frozenset[str]) -> Iterator[str]:
