@@ -17,6 +17,7 @@ from typing import Any, Final
 
 __all__ = [
     "GIT_STATE",
+    "HEREDOC_START",
     "MANIFESTS",
     "REDIRECT",
     "SEGMENTS",
@@ -204,8 +205,9 @@ def reports_no_change(result: object) -> bool:
 _BLANK: Final = frozenset(" \t")
 
 
-_HEREDOC_START: Final = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]{1,64})\2")
-"""A here-document's operator and its delimiter word (``<<EOF``, ``<<-'END'``)."""
+HEREDOC_START: Final = re.compile(r"(?<!<)<<(?!<)(-?)[ \t]*(['\"]?)([^\s'\"<>|&;()]{1,64})\2")
+"""A here-document's operator and its delimiter word (``<<EOF``, ``<<-'END'``): groups
+``-`` (or nothing), the quote, the word."""
 
 
 @functools.lru_cache(maxsize=4096)
@@ -247,7 +249,7 @@ def command_text(command: str) -> str:
             i += 1
             continue
         elif ch == "<" and "<<" in command:
-            found = _HEREDOC_START.match(command, i)
+            found = HEREDOC_START.match(command, i)
             if found is not None:
                 heredocs.append((found.group(3), found.group(1) == "-"))
         elif ch == "\n":

@@ -34,6 +34,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Final, NamedTuple
 
+from scarguard.adapters._shell import HEREDOC_START
 from scarguard.adapters._shell_scan import run_words, segments
 
 __all__ = ["SOURCES", "code_imports", "imported_files", "inline_code"]
@@ -62,7 +63,6 @@ _CODE_ARGS: Final = ("code", "python_code", "source_code", "script", "python", "
 _INTERPRETER: Final = re.compile(r"^(?:python|pypy|node|deno|bun)[\d.]*$")
 _EVALUATES: Final = frozenset({"-c", "-e", "--eval", "-p", "--print"})
 """The options an interpreter is given code to run with (``python -c``, ``node -e``)."""
-_HEREDOC: Final = re.compile(r"(?<!<)<<(?!<)-?[ \t]*(['\"]?)(\w{1,32})\1")
 """A here-document's start and its word (``python3 - <<'EOF'``)."""
 _HERESTRING: Final = re.compile(r"""<<<[ \t]*(?:'([^']*)'|"((?:[^"\\]|\\.)*)"|([^\s;&|<>]+))""")
 """A here-string and its text, quoted or one word (``python3 <<< "import x"``)."""
@@ -127,11 +127,11 @@ def _herestrings(command: str) -> Iterator[str]:
 
 def _heredocs(command: str) -> Iterator[str]:
     """The bodies of a command's first two here-documents (a string search each)."""
-    for match in itertools.islice(_HEREDOC.finditer(command), 2):
+    for match in itertools.islice(HEREDOC_START.finditer(command), 2):
         start = command.find("\n", match.end())
         if start < 0:
             return
-        word = match.group(2)
+        word = match.group(3)
         end = command.find(f"\n{word}\n", start)
         end = end if end >= 0 else command.find(f"\n{word}", start)
         yield command[start + 1 : end if end >= 0 else len(command)]
